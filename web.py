@@ -693,8 +693,8 @@ INSTRUCTIONS = re.compile(
     r"\b(ignore|disregard|forget|override)\s+(all\s+|any\s+|the\s+|your\s+)*(previous|prior|above|earlier|preceding)?"
     r"\s*(instructions|prompts?|rules|directions)\b|\byou are now\b|\bsystem prompt\b|\bnew instructions\b|"
     r"\b(run|execute)\s+(this|the\s+following)?\s*(command|shell|bash|script)|\b(curl|wget)\s+\S+\s*\|\s*(ba)?sh\b|"
-    r"\b(reveal|print|send|read|cat|upload|exfiltrate)\b[^.\n]{0,40}\b(api[_ -]?keys?|passwords?|secrets?|"
-    r"tokens?|\.env|ssh keys?|credentials)\b", re.I)
+    r"\b(reveal|print|send|read|cat|upload|exfiltrate)\b[^\n]{0,60}?(api[_ -]?keys?|passwords?|secrets?|"
+    r"tokens?|\.env\b|\.ssh\b|ssh keys?|credentials)", re.I)
 ROLE_TAGS = re.compile(r"<\|(im_start|im_end|system|user|assistant|endoftext)\|>|\[/?INST\]|</?(system|assistant)>|"
                        r"^[ \t>]*(system|assistant)\s*:", re.I | re.M)
 FAKE_HEADER = re.compile(r"^[ \t]*>[ \t]*(source|query|fetched|relevance|title|status|flags|note)[ \t]*:", re.I | re.M)

@@ -1,0 +1,113 @@
+"""Shared fixtures: the loopback guard, the stand-ins, and ways to run web.py."""
+
+import io
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+TESTS = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(TESTS)
+GUARD = os.path.join(TESTS, "guard")
+sys.path[:0] = [ROOT, TESTS]
+
+import importlib.util  # noqa: E402
+
+_spec = importlib.util.spec_from_file_location("loopback_guard", os.path.join(GUARD, "sitecustomize.py"))
+_spec.loader.exec_module(importlib.util.module_from_spec(_spec))  # the guard, installed for this process too
+import web  # noqa: E402
+from standins import FirecrawlStandIn, SearxngStandIn  # noqa: E402
+
+PROXY_VARS = ("http_proxy", "https_proxy", "all_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY",
+              "NO_PROXY")
+
+
+@pytest.fixture(autouse=True)
+def loopback_only(monkeypatch, tmp_path):
+    """Every test talks to 127.0.0.1 only: the box address is replaced, proxies are cleared,
+    and the audit-hook guard refuses any other connection or name lookup."""
+    for name in PROXY_VARS + ("SEARXNG_URL", "FIRECRAWL_URL", "FIRECRAWL_API_KEY", "WEB_TIMEOUT", "WEB_WORKERS",
+                              "SEARXNG_PORT", "FIRECRAWL_PORT"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("WEBTOOLS_HOST", "127.0.0.1")
+    monkeypatch.setenv("SEARXNG_PORT", "9")      # discard port: nothing listens unless a stand-in is used
+    monkeypatch.setenv("FIRECRAWL_PORT", "9")
+    monkeypatch.setenv("WEB_RETRIES", "2")
+    monkeypatch.setenv("WEB_MD_ROOT", str(tmp_path / "md"))
+    monkeypatch.setenv("PYTHONPATH", GUARD)
+    monkeypatch.setenv("LANG", "C.UTF-8")
+    monkeypatch.setattr(web, "BACKOFF_BASE", 0.01)  # fast retries; Retry-After is still honoured
+    web._opener = None
+    yield
+
+
+@pytest.fixture
+def searx(monkeypatch):
+    server = SearxngStandIn()
+    monkeypatch.setenv("SEARXNG_URL", server.url)
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def fire(monkeypatch):
+    server = FirecrawlStandIn()
+    monkeypatch.setenv("FIRECRAWL_URL", server.url)
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def md_root(tmp_path):
+    return tmp_path / "md"
+
+
+class Result:
+    def __init__(self, code, out, err):
+        self.code, self.out, self.err = code, out, err
+
+    @property
+    def json(self):
+        return json.loads(self.out)
+
+    def __repr__(self):
+        return f"Result(code={self.code}, out={self.out[:400]!r}, err={self.err[:400]!r})"
+
+
+def _stream():
+    return io.TextIOWrapper(io.BytesIO(), encoding="utf-8", newline="")
+
+
+def _value(stream):
+    stream.flush()
+    return stream.buffer.getvalue().decode("utf-8")
+
+
+@pytest.fixture
+def run(monkeypatch):
+    """Run web.main(argv) in this process, capturing UTF-8 stdout and stderr."""
+    def run_(*argv, stdin=None):
+        out, err = _stream(), _stream()
+        monkeypatch.setattr(sys, "stdout", out)
+        monkeypatch.setattr(sys, "stderr", err)
+        if stdin is not None:
+            monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin.encode("utf-8")), encoding="utf-8"))
+        code = web.main([str(a) for a in argv])
+        return Result(code, _value(out), _value(err))
+    return run_
+
+
+def run_process(*argv, env=None, timeout=30, stdin=None):
+    """Run `python3 web.py …` as a user would, in its own process (guarded by sitecustomize)."""
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "web.py"), *map(str, argv)], capture_output=True,
+                          env=full_env, timeout=timeout, input=stdin)
+    return Result(proc.returncode, proc.stdout.decode("utf-8"), proc.stderr.decode("utf-8"))
+
+
+@pytest.fixture
+def cli():
+    return run_process

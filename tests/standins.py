@@ -1,0 +1,283 @@
+"""Loopback stand-ins for SearXNG and Firecrawl: real HTTP servers on 127.0.0.1.
+
+They answer with the bodies captured from the real servers (tests/fixtures/) and can
+inject latency and faults. Used by the test suite and by tests/bench.py.
+"""
+
+import copy
+import gzip
+import json
+import os
+import socket
+import struct
+import threading
+import time
+from collections import deque
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
+
+FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
+
+
+def fixture(*parts):
+    with open(os.path.join(FIXTURES, *parts), encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+def captured_http(name):
+    """(status, headers, body) of a captured SearXNG `.txt` response (first response in the file)."""
+    with open(os.path.join(FIXTURES, "searxng", name), encoding="utf-8") as handle:
+        lines = [line for line in handle.read().split("\n") if not line.startswith("#")]
+    text = "\n".join(lines).strip("\n")
+    head, _, body = text.partition("\n\n")
+    status_line, *header_lines = head.split("\n")
+    headers = dict(line.split(": ", 1) for line in header_lines if ": " in line)
+    headers.pop("content-length", None)
+    body = body.split("\n\n\n")[0]
+    return int(status_line.split()[1]), headers, body.encode("utf-8")
+
+
+class Reply:
+    """One scripted answer: status, headers, body, and the faults to inject."""
+
+    def __init__(self, status=200, body=b"", headers=None, delay=0.0, trickle=None, reset_after=None,
+                 content_type="application/json", gzip_body=False, length=None):
+        if isinstance(body, (dict, list)):
+            body = json.dumps(body).encode("utf-8")
+        elif isinstance(body, str):
+            body = body.encode("utf-8")
+        self.status, self.body, self.delay, self.trickle = status, body, delay, trickle
+        self.reset_after, self.gzip_body, self.length = reset_after, gzip_body, length
+        self.headers = {"Content-Type": content_type} if content_type else {}
+        self.headers.update(headers or {})
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def _serve(self):
+        server = self.server.standin
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        request = {"method": self.command, "path": self.path, "headers": dict(self.headers), "raw": raw,
+                   "time": time.monotonic()}
+        with server.lock:
+            server.requests.append(request)
+            server.in_flight += 1
+            server.max_in_flight = max(server.max_in_flight, server.in_flight)
+        try:
+            reply = server.next_reply(request)
+            self._send(reply)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        finally:
+            with server.lock:
+                server.in_flight -= 1
+
+    do_GET = do_POST = _serve
+
+    def _send(self, reply):
+        if reply.delay:
+            time.sleep(reply.delay)
+        body = gzip.compress(reply.body) if reply.gzip_body else reply.body
+        self.send_response(reply.status)
+        for key, value in reply.headers.items():
+            self.send_header(key, value)
+        if reply.gzip_body:
+            self.send_header("Content-Encoding", "gzip")
+        self.send_header("Content-Length", str(reply.length if reply.length is not None else len(body)))
+        self.send_header("Connection", "close")
+        self.end_headers()
+        if reply.reset_after is not None:
+            self.wfile.write(body[:reply.reset_after])
+            self.wfile.flush()
+            # SO_LINGER 0: close with RST, as a crashing proxy does
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            self.connection.close()
+            return
+        if reply.trickle:
+            for i in range(len(body)):
+                self.wfile.write(body[i:i + 1])
+                self.wfile.flush()
+                time.sleep(reply.trickle)
+            return
+        self.wfile.write(body)
+        self.close_connection = True
+
+
+class StandIn:
+    """A threaded HTTP server on 127.0.0.1:<ephemeral> with a queue of scripted faults."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.requests = []
+        self.in_flight = self.max_in_flight = 0
+        self.faults = deque()
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        self.server.daemon_threads = True
+        self.server.standin = self
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self.thread.start()
+
+    @property
+    def url(self):
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def next_reply(self, request):
+        with self.lock:
+            fault = self.faults.popleft() if self.faults else None
+        return fault if fault is not None else self.answer(request)
+
+    def fail_next(self, *replies):
+        self.faults.extend(replies)
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class SearxngStandIn(StandIn):
+    """GET /search?format=json like SearXNG 2026.8: results per query and page, errors as captured."""
+
+    def __init__(self):
+        super().__init__()
+        self.results = {}      # query -> list of pages (each a list of result rows)
+        self.unresponsive = {}  # query -> [[engine, message], ...]
+        self.delay = 0.0
+        self.json_enabled = True
+
+    def set_results(self, query, *pages, unresponsive=None):
+        self.results[query] = [list(page) for page in pages]
+        if unresponsive:
+            self.unresponsive[query] = unresponsive
+
+    def queries_seen(self):
+        return [parse_qs(urlsplit(r["path"]).query).get("q", [""])[0] for r in self.requests]
+
+    def answer(self, request):
+        parts = urlsplit(request["path"])
+        params = parse_qs(parts.query, keep_blank_values=True)
+        if self.delay:
+            time.sleep(self.delay)
+        if parts.path == "/config":
+            return Reply(body=fixture("searxng", "config.json"))
+        if parts.path != "/search":
+            return Reply(404, "<html>Not Found</html>", content_type="text/html; charset=utf-8")
+        if params.get("format", ["html"])[0] == "json" and not self.json_enabled:
+            status, headers, body = captured_http("json_disabled.txt")
+            return Reply(status, body, headers, content_type=None)
+        query = params.get("q", [""])[0]
+        if not query:
+            status, headers, body = captured_http("empty_q.txt")
+            return Reply(status, body, headers, content_type=None)
+        pageno = params.get("pageno", ["1"])[0]
+        if not pageno.isdigit() or int(pageno) < 1:
+            status, headers, body = captured_http("bad_pageno.txt")
+            return Reply(status, body, headers, content_type=None)
+        pages = self.results.get(query)
+        if pages is None:
+            answer = fixture("searxng", "normal.json") if int(pageno) == 1 else fixture("searxng", "pageno2.json")
+            answer["query"] = query
+        else:
+            rows = pages[int(pageno) - 1] if int(pageno) <= len(pages) else []
+            answer = fixture("searxng", "empty.json")
+            answer.update(query=query, results=rows, unresponsive_engines=self.unresponsive.get(query, []))
+        # SearXNG escapes non-ASCII and sends no charset
+        return Reply(body=json.dumps(answer).encode("ascii"), content_type="application/json")
+
+
+def make_hit(url, title=None, content=None, engine="localjson-a"):
+    """A result row shaped like SearXNG's."""
+    return {"url": url, "title": title or f"Title of {url}", "content": content or f"Snippet for {url}",
+            "engine": engine, "template": "default.html", "parsed_url": list(urlsplit(url or "")) + [""],
+            "img_src": "", "thumbnail": "", "priority": "", "engines": [engine], "positions": [1],
+            "score": 1.0, "category": "general", "publishedDate": None}
+
+
+ARTICLE = fixture("firecrawl", "ok.json")["response"]["body"]
+V1_KEYS = {"url", "formats", "onlyMainContent", "timeout", "waitFor", "headers", "includeTags", "excludeTags",
+           "removeBase64Images", "blockAds", "mobile", "parsePDF", "skipTlsVerification", "maxAge", "location",
+           "actions", "proxy", "storeInCache", "zeroDataRetention", "fastMode", "useMock", "jsonOptions",
+           "changeTrackingOptions", "extract", "maxAge", "integration", "origin"}
+
+
+def page_body(url, markdown, title="A page", status=200, content_type="text/html", **metadata):
+    """A Firecrawl v1 success answer for `url` with this markdown."""
+    meta = {"title": title, "ogLocaleAlternate": [], "scrapeId": "00000000-0000-4000-8000-000000000000",
+            "sourceURL": url, "url": url, "statusCode": status, "contentType": content_type,
+            "proxyUsed": "basic", "creditsUsed": 1}
+    if title is None:
+        del meta["title"]
+    meta.update(metadata)
+    return {"success": True, "data": {"markdown": markdown, "metadata": meta}}
+
+
+def article_markdown(topic="tide pools", words=260):
+    """A plain article of `words` words about a topic, different for each topic."""
+    sentence = f"This field note about {topic} records what was observed on the shore that day. "
+    body = (sentence * (words // len(sentence.split()) + 1)).split()[:words]
+    return f"{topic.title()}\n{'=' * len(topic)}\n\n" + " ".join(body) + "\n"
+
+
+class FirecrawlStandIn(StandIn):
+    """POST /v1/scrape like self-hosted Firecrawl (Aug 2025): strict schema, verdicts as captured."""
+
+    def __init__(self):
+        super().__init__()
+        self.pages = {}   # url -> Reply or a Firecrawl answer dict
+        self.delay = 0.0
+        self.require_key = None
+
+    def set_page(self, url, answer):
+        self.pages[url] = answer
+
+    def scraped_urls(self):
+        urls = []
+        for request in self.requests:
+            try:
+                urls.append(json.loads(request["raw"])["url"])
+            except (ValueError, KeyError, TypeError):
+                urls.append(None)
+        return urls
+
+    def answer(self, request):
+        if request["method"] != "POST" or urlsplit(request["path"]).path != "/v1/scrape":
+            html = (f"<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>Error</title>\n"
+                    f"</head>\n<body>\n<pre>Cannot {request['method']} {urlsplit(request['path']).path}</pre>\n"
+                    f"</body>\n</html>\n")
+            return Reply(404, html, content_type="text/html; charset=utf-8")
+        if self.require_key is not None:
+            if request["headers"].get("Authorization") != f"Bearer {self.require_key}":
+                return Reply(401, {"success": False, "error": "Unauthorized: Invalid token"},
+                             content_type="application/json; charset=utf-8")
+        try:
+            body = json.loads(request["raw"])
+        except ValueError:
+            return Reply(400, fixture("firecrawl", "bad_url.json")["malformed_json"]["response"]["body"])
+        unknown = sorted(set(body) - V1_KEYS)
+        if unknown:
+            answer = copy.deepcopy(fixture("firecrawl", "bad_url.json")["unknown_key"]["response"]["body"])
+            answer["details"][0]["keys"] = unknown
+            return Reply(400, answer, content_type="application/json; charset=utf-8")
+        url = body.get("url")
+        if self.delay:
+            time.sleep(self.delay)
+        answer = self.pages.get(url)
+        if answer is None:
+            answer = copy.deepcopy(ARTICLE)
+            answer["data"]["metadata"].update(url=url, sourceURL=url)
+            answer["data"]["markdown"] = article_markdown(urlsplit(url).path.strip("/") or "home")
+        if isinstance(answer, Reply):
+            return answer
+        return Reply(200, answer, content_type="application/json; charset=utf-8")
+
+
+def captured_reply(name, key=None):
+    """A Reply carrying exactly a captured Firecrawl response (status, body)."""
+    data = fixture("firecrawl", name)
+    capture = data[key] if key else data
+    response = capture["response"]
+    return Reply(response["status"], response["body"], content_type=response["headers"].get("Content-Type"))
