@@ -147,6 +147,7 @@ class SearxngStandIn(StandIn):
         self.results = {}      # query -> list of pages (each a list of result rows)
         self.unresponsive = {}  # query -> [[engine, message], ...]
         self.delay = 0.0
+        self.delays = {}        # query -> seconds before answering
         self.json_enabled = True
 
     def set_results(self, query, *pages, unresponsive=None):
@@ -173,6 +174,7 @@ class SearxngStandIn(StandIn):
         if not query:
             status, headers, body = captured_http("empty_q.txt")
             return Reply(status, body, headers, content_type=None)
+        time.sleep(self.delays.get(query, 0))
         pageno = params.get("pageno", ["1"])[0]
         if not pageno.isdigit() or int(pageno) < 1:
             status, headers, body = captured_http("bad_pageno.txt")
@@ -191,7 +193,8 @@ class SearxngStandIn(StandIn):
 
 def make_hit(url, title=None, content=None, engine="localjson-a"):
     """A result row shaped like SearXNG's."""
-    return {"url": url, "title": title or f"Title of {url}", "content": content or f"Snippet for {url}",
+    return {"url": url, "title": title or f"Title of {url}",
+            "content": f"Snippet for {url}" if content is None else content,
             "engine": engine, "template": "default.html", "parsed_url": list(urlsplit(url or "")) + [""],
             "img_src": "", "thumbnail": "", "priority": "", "engines": [engine], "positions": [1],
             "score": 1.0, "category": "general", "publishedDate": None}
@@ -269,7 +272,8 @@ class FirecrawlStandIn(StandIn):
         if answer is None:
             answer = copy.deepcopy(ARTICLE)
             answer["data"]["metadata"].update(url=url, sourceURL=url)
-            answer["data"]["markdown"] = article_markdown(urlsplit(url).path.strip("/") or "home")
+            parts = urlsplit(url)
+            answer["data"]["markdown"] = article_markdown(f"{parts.netloc}{parts.path} {parts.query}".strip())
         if isinstance(answer, Reply):
             return answer
         return Reply(200, answer, content_type="application/json; charset=utf-8")

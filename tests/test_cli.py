@@ -1,0 +1,145 @@
+"""web.py as a user runs it: its own process, exit codes, one-line errors, doctor, config."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from standins import Reply
+
+import web
+from conftest import ROOT
+
+
+def test_version_and_help(cli):
+    r = cli("--version")
+    assert r.code == 0 and r.out == f"web.py {web.VERSION}\n"
+    for command in ("search", "scrape", "doctor", "init", "manifest", "cite-check"):
+        r = cli(command, "-h")
+        assert r.code == 0 and r.out.startswith(f"usage: web.py {command}")
+
+
+def test_version_and_help_do_not_import_the_http_stack():
+    code = ("import sys, runpy; before = set(sys.modules); sys.argv = ['web.py'] + sys.argv[1:]\n"
+            "try:\n    runpy.run_path(%r, run_name='__main__')\nexcept SystemExit: pass\n"
+            "print(sorted(m for m in set(sys.modules) - before\n"
+            "             if m.split('.')[0] in ('urllib', 'http', 'json', 'ssl', 'socket', 'concurrent')))")
+    for argv in (["--version"], ["search", "-h"]):
+        out = subprocess.run([sys.executable, "-c", code % os.path.join(ROOT, "web.py"), *argv],
+                             capture_output=True, text=True).stdout
+        assert out.strip().splitlines()[-1] == "[]", out
+
+
+@pytest.mark.parametrize("argv, env, code, text", [
+    (["search"], {}, 2, "the following arguments are required: QUERY"),
+    (["search", "q", "--max", "0"], {}, 2, "--max 0 is out of range"),
+    (["search", "q", "--time-range", "decade"], {}, 2, "invalid choice"),
+    (["search", "q", "--workers", "0"], {}, 2, "--workers 0 is out of range"),
+    (["bogus"], {}, 2, "invalid choice"),
+    (["search", "q"], {"SEARXNG_PORT": "abc"}, 2, "SEARXNG_PORT='abc' is not valid"),
+    (["search", "q"], {"FIRECRAWL_PORT": "70000"}, 2, "FIRECRAWL_PORT='70000' is not valid"),
+    (["search", "q"], {"WEB_TIMEOUT": "-1"}, 2, "WEB_TIMEOUT='-1' is not valid"),
+    (["search", "q"], {"WEBTOOLS_HOST": "http://box"}, 2, "WEBTOOLS_HOST='http://box' is not valid"),
+    (["search", "q"], {"SEARXNG_URL": "box:8080"}, 2, "SEARXNG_URL='box:8080' is not valid"),
+])
+def test_bad_input_is_one_line_and_exit_2(cli, argv, env, code, text):
+    r = cli(*argv, env=env)
+    assert r.code == code and text in r.err
+    assert len(r.err.strip().splitlines()) == 1 and "Traceback" not in r.err and r.out == ""
+
+
+def test_json_mode_prints_valid_json_even_on_config_errors(cli):
+    r = cli("search", "q", "--json", env={"SEARXNG_PORT": "abc"})
+    assert r.code == 2 and json.loads(r.out)["ok"] is False
+
+
+def test_every_exit_code_from_a_real_process(cli, searx, fire, tmp_path):
+    env = {"SEARXNG_URL": searx.url, "FIRECRAWL_URL": fire.url, "WEB_RETRIES": "0"}
+    assert cli("search", "hello", env=env).code == 0
+    fire.set_page("https://x.org/404", Reply(200, json.load(open(os.path.join(
+        ROOT, "tests", "fixtures", "firecrawl", "notfound.json")))["response"]["body"]))
+    assert cli("scrape", "https://x.org/404", env=env).code == 1
+    assert cli("scrape", "--from", tmp_path / "missing.json", "--topic", "t", env=env).code == 2
+    searx.json_enabled = False
+    assert cli("search", "hello", env=env).code == 3
+    assert cli("search", "hello", env=dict(env, SEARXNG_URL="http://127.0.0.1:9")).code == 4
+    fire.fail_next(Reply(200, "not json at all", content_type="text/plain"))
+    assert cli("scrape", "https://x.org/a", env=env).code == 5
+
+
+# --- doctor -------------------------------------------------------------------
+
+def test_doctor_passes_against_working_stand_ins(run, searx, fire, monkeypatch):
+    monkeypatch.setenv("FIRECRAWL_API_KEY", "fc-key")
+    r = run("doctor", "--json")
+    assert r.code == 0, r
+    report = r.json
+    assert report["schema"] == "web.doctor/1" and report["ok"] is True
+    assert [c["name"] for c in report["checks"]] == ["proxy", "searxng", "firecrawl", "md-root"]
+    assert report["config"]["SEARXNG_URL"] == {"value": searx.url, "source": "environment"}
+    assert report["config"]["WEB_WORKERS"] == {"value": 4, "source": "default"}
+    assert report["config"]["FIRECRAWL_API_KEY"]["value"] == "***"
+    searxng = report["checks"][1]["detail"]
+    assert "json enabled" in searxng and "localjson-a" in searxng
+    assert fire.scraped_urls() == ["https://example.com"]            # a real test scrape, never resolved here
+    human = run("doctor")
+    assert human.code == 0 and "ok   firecrawl" in human.out and "WEB_TIMEOUT" in human.out
+
+
+def test_doctor_fails_when_json_is_disabled(run, searx, fire):
+    searx.json_enabled = False
+    r = run("doctor")
+    assert r.code == web.EXIT_CONFIG
+    assert "FAIL searxng" in r.out and "enable json under search.formats" in r.out
+
+
+def test_doctor_fails_when_firecrawl_is_down_or_its_worker_is_dead(run, searx, fire, monkeypatch):
+    fire.set_page("https://example.com", Reply(408, {"success": False, "code": "SCRAPE_TIMEOUT",
+                                                     "error": "Scrape timed out"}))
+    r = run("doctor", "--json")
+    assert r.code == web.EXIT_UNREACHABLE
+    check = r.json["checks"][2]
+    assert check["ok"] is False and "queue worker" in check["fix"]
+    monkeypatch.setenv("FIRECRAWL_URL", "http://127.0.0.1:9")
+    assert run("doctor").code == web.EXIT_UNREACHABLE
+
+
+def test_doctor_fails_on_a_refused_key(run, searx, fire, monkeypatch):
+    fire.require_key = "right"
+    monkeypatch.setenv("FIRECRAWL_API_KEY", "wrong")
+    r = run("doctor")
+    assert r.code == web.EXIT_CONFIG and "refused FIRECRAWL_API_KEY" in r.out
+
+
+def test_doctor_fails_when_searxng_is_unreachable(run, fire):
+    r = run("doctor")
+    assert r.code == web.EXIT_UNREACHABLE and "FAIL searxng" in r.out and "ok   firecrawl" in r.out
+
+
+def test_doctor_fails_when_a_proxy_would_intercept(run, searx, fire, monkeypatch):
+    monkeypatch.setenv("http_proxy", "http://127.0.0.1:9")
+    r = run("doctor", "--json")
+    assert r.code == web.EXIT_CONFIG and r.json["checks"][0]["ok"] is False
+    assert "NO_PROXY" in r.json["checks"][0]["fix"]
+    monkeypatch.setenv("no_proxy", "127.0.0.1")
+    assert run("doctor").code == 0
+
+
+def test_doctor_fails_when_the_md_root_is_not_writable(run, searx, fire, monkeypatch, tmp_path):
+    if os.geteuid() == 0:
+        monkeypatch.setenv("WEB_MD_ROOT", "/sys/web-py-doctor")
+    else:
+        (tmp_path / "ro").mkdir(mode=0o555)
+        monkeypatch.setenv("WEB_MD_ROOT", str(tmp_path / "ro"))
+    r = run("doctor")
+    assert r.code == web.EXIT_CONFIG and "FAIL md-root" in r.out
+
+
+@pytest.mark.skipif(os.environ.get("WEB_LIVE") != "1", reason="live test against the real box: set WEB_LIVE=1")
+def test_live_box_smoke():
+    """Against the real webtools box (never run in CI)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "SEARXNG_URL", "FIRECRAWL_URL")}
+    env["WEBTOOLS_HOST"] = os.environ.get("WEB_LIVE_HOST", web.DEFAULT_HOST)
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "web.py"), "doctor"], capture_output=True, env=env)
+    assert proc.returncode == 0, proc.stdout.decode() + proc.stderr.decode()

@@ -1,0 +1,229 @@
+"""The fault catalogue: a flaky box, each fault with its exit code, its one line, and nothing partial left."""
+
+import email.utils
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from standins import Reply, make_hit, page_body, article_markdown
+
+import web
+from conftest import ROOT, run_process
+
+
+def leftovers(md_root):
+    """Temporary files and pages anywhere under the md root."""
+    found = []
+    for folder, _, names in os.walk(md_root):
+        found += [os.path.join(folder, n) for n in names if ".tmp" in n or (n.endswith(".md") and not n.startswith("_"))]
+    return found
+
+
+def one_line(err):
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("web.py: ") and "Traceback" not in err, err
+    return lines[0]
+
+
+def test_connection_refused_is_exit_4(run, md_root):
+    r = run("scrape", "https://example.org/a", "--topic", "t", "--json")
+    assert r.code == web.EXIT_UNREACHABLE and r.json["ok"] is False
+    assert "Firecrawl: at http://127.0.0.1:9 refused the connection (3 attempts) — is the webtools box up?" in one_line(r.err)
+    assert leftovers(md_root) == []
+    r = run("search", "hello")
+    assert r.code == web.EXIT_UNREACHABLE and "check WEBTOOLS_HOST/SEARXNG_PORT" in one_line(r.err)
+
+
+def test_connection_reset_mid_body_is_retried_then_exit_4(run, fire, md_root):
+    body = json.dumps(page_body("https://example.org/a", article_markdown())).encode()
+    fire.fail_next(*[Reply(200, body, reset_after=40) for _ in range(3)])
+    r = run("scrape", "https://example.org/a", "--topic", "t")
+    assert r.code == web.EXIT_UNREACHABLE and "dropped the connection mid-response" in one_line(r.err)
+    assert len(fire.requests) == 3 and leftovers(md_root) == []
+
+
+def test_reset_once_then_success_is_survived(run, fire, md_root):
+    body = json.dumps(page_body("https://example.org/a", article_markdown())).encode()
+    fire.fail_next(Reply(200, body, reset_after=40))
+    r = run("scrape", "https://example.org/a", "--topic", "t")
+    assert r.code == 0 and len(leftovers(md_root)) == 1
+
+
+def test_headers_slower_than_the_timeout(run, searx, monkeypatch, md_root):
+    monkeypatch.setenv("WEB_TIMEOUT", "0.3")
+    monkeypatch.setenv("WEB_RETRIES", "1")
+    searx.delay = 1.0
+    started = time.monotonic()
+    r = run("search", "slow", "--topic", "t")
+    assert r.code == web.EXIT_UNREACHABLE and "did not answer within 0.3 s (2 attempts)" in one_line(r.err)
+    assert time.monotonic() - started < 1.5
+
+
+def test_body_trickling_slower_than_the_timeout(run, fire, monkeypatch, md_root):
+    monkeypatch.setenv("WEB_TIMEOUT", "0.4")
+    monkeypatch.setenv("WEB_RETRIES", "0")
+    fire.fail_next(Reply(200, json.dumps(page_body("https://e.org/a", article_markdown())), trickle=0.02))
+    started = time.monotonic()
+    r = run("scrape", "https://e.org/a", "--topic", "t")
+    assert r.code == web.EXIT_UNREACHABLE and "did not answer within 0.4 s" in one_line(r.err)
+    assert time.monotonic() - started < 1.5 and leftovers(md_root) == []
+
+
+def test_429_with_retry_after_seconds_is_honoured(run, fire, md_root):
+    fire.fail_next(Reply(429, {"success": False, "error": "slow down"}, headers={"Retry-After": "1"}))
+    started = time.monotonic()
+    r = run("scrape", "https://example.org/a", "--topic", "t")
+    assert r.code == 0 and len(fire.requests) == 2
+    assert fire.requests[1]["time"] - fire.requests[0]["time"] >= 0.95
+    assert time.monotonic() - started < 3
+
+
+def test_429_with_retry_after_as_http_date_is_honoured(run, searx):
+    when = email.utils.formatdate(time.time() + 2, usegmt=True)
+    searx.fail_next(Reply(429, "Too Many Requests", headers={"Retry-After": when}, content_type="text/html"))
+    r = run("search", "q", "--max", "1")
+    assert r.code == 0 and len(searx.requests) == 2
+    assert searx.requests[1]["time"] - searx.requests[0]["time"] >= 0.9
+
+
+def test_5xx_twice_then_success(run, searx):
+    searx.fail_next(Reply(503, "unavailable", content_type="text/plain"), Reply(502, "bad gateway",
+                                                                               content_type="text/plain"))
+    r = run("search", "q", "--max", "1", "--json")
+    assert r.code == 0 and r.json["ok"] is True and len(searx.requests) == 3
+
+
+def test_5xx_always_is_exit_4(run, fire, md_root):
+    fire.fail_next(*[Reply(502, "<html>Bad Gateway</html>", content_type="text/html") for _ in range(3)])
+    r = run("scrape", "https://example.org/a", "--topic", "t")
+    assert r.code == web.EXIT_UNREACHABLE and "answered HTTP 502 (3 attempts)" in one_line(r.err)
+    assert leftovers(md_root) == []
+
+
+@pytest.mark.parametrize("status", [400, 404])
+def test_other_4xx_are_never_retried(run, searx, status):
+    searx.fail_next(Reply(status, {"error": "nope"}))
+    run("search", "q", "--max", "1")
+    assert len(searx.requests) == 1
+
+
+def test_html_from_a_proxy_where_json_was_due_is_exit_5(run, fire, md_root):
+    fire.fail_next(Reply(200, "<html><body>Proxy login</body></html>", content_type="text/html"))
+    r = run("scrape", "https://example.org/a", "--topic", "t")
+    assert r.code == web.EXIT_UNEXPECTED
+    assert "Firecrawl: sent something that is not JSON (HTTP 200): '<html><body>Proxy login" in one_line(r.err)
+    assert leftovers(md_root) == []
+
+
+def test_truncated_json_is_exit_5(run, fire, md_root):
+    fire.fail_next(Reply(200, '{"success": true, "data": {"markdown": "Tide po'))
+    r = run("scrape", "https://example.org/a", "--topic", "t")
+    assert r.code == web.EXIT_UNEXPECTED and "not JSON" in one_line(r.err) and leftovers(md_root) == []
+
+
+def test_body_over_the_cap_is_exit_5(run, searx):
+    huge = json.dumps({"query": "q", "results": [make_hit(f"https://big.org/{i}", content="x" * 2000)
+                                                 for i in range(3000)]})
+    assert len(huge) > web.SEARCH_CAP
+    searx.fail_next(Reply(200, huge))
+    r = run("search", "q")
+    assert r.code == web.EXIT_UNEXPECTED and "response too large (over 5 MB)" in one_line(r.err)
+
+
+def test_gzip_bomb_is_capped_too(run, searx):
+    searx.fail_next(Reply(200, b"{" + b" " * (web.SEARCH_CAP + 10) + b"}", gzip_body=True))
+    r = run("search", "q")
+    assert r.code == web.EXIT_UNEXPECTED and "response too large" in r.err
+
+
+def test_firecrawl_success_false_is_a_page_failure_and_the_batch_goes_on(run, fire, md_root):
+    fire.set_page("https://a.org/1", Reply(200, {"success": False, "error": "Internal error"}))
+    r = run("scrape", "https://a.org/1", "https://b.org/2", "--topic", "t", "--json")
+    assert r.code == web.EXIT_PARTIAL
+    assert [f["kind"] for f in r.json["failed"]] == ["upstream"] and len(r.json["saved"]) == 1
+
+
+def test_md_root_not_writable_is_exit_3(run, fire, monkeypatch, tmp_path):
+    if os.geteuid() == 0:   # root writes through permissions; /sys refuses every new folder
+        monkeypatch.setenv("WEB_MD_ROOT", "/sys/web-py-test-md")
+    else:
+        locked = tmp_path / "locked"
+        locked.mkdir(mode=0o555)
+        monkeypatch.setenv("WEB_MD_ROOT", str(locked))
+    r = run("scrape", "https://example.org/a", "--topic", "t")
+    assert r.code == web.EXIT_CONFIG and "storage: cannot write" in one_line(r.err)
+    assert "make the md root writable or point WEB_MD_ROOT elsewhere" in r.err
+    assert fire.requests == []
+
+
+def _wait_for(predicate, timeout=10):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def test_sigint_mid_batch_keeps_finished_pages_and_leaves_nothing_partial(fire, md_root, tmp_path):
+    fire.delay = 0.25
+    urls = [f"https://int.org/{i}" for i in range(10)]
+    web_dir = md_root / "t" / "web"
+    proc = subprocess.Popen([sys.executable, os.path.join(ROOT, "web.py"), "scrape", *urls, "--topic", "t",
+                             "--workers", "2", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert _wait_for(lambda: web_dir.exists() and len([p for p in web_dir.iterdir() if p.name.startswith("int")]) >= 3)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=10)
+    assert proc.returncode == 130
+    assert "interrupted" in err.decode() and "Traceback" not in err.decode()
+    report = json.loads(out)
+    assert report["ok"] is False and report["interrupted"] is True
+    pages = sorted(p.name for p in web_dir.iterdir() if p.suffix == ".md" and not p.name.startswith("_"))
+    assert 3 <= len(pages) < 10 and not [p for p in web_dir.iterdir() if ".tmp" in p.name]
+    for name in pages:   # every kept page is whole
+        text = (web_dir / name).read_text("utf-8")
+        assert web.split_saved(text)[0]["source"].startswith("https://int.org/") and text.endswith("\n")
+    events = [json.loads(line) for line in (web_dir / "_ledger.jsonl").read_text("utf-8").splitlines()]
+    assert sorted(os.path.basename(e["path"]) for e in events if e["outcome"] == "saved") == pages
+    assert sorted(os.path.basename(e["path"]) for e in report["saved"]) == pages
+
+
+def test_two_processes_scraping_into_one_topic_lose_nothing(fire, md_root):
+    # 20 URLs each, 10 shared, all with the same slug stem: every name must be claimed once
+    first = [f"https://same.org/p?id={i}" for i in range(20)]
+    second = [f"https://same.org/p?id={i}" for i in range(10, 30)]
+    fire.delay = 0.02
+    procs = [subprocess.Popen([sys.executable, os.path.join(ROOT, "web.py"), "scrape", *urls, "--topic", "t",
+                               "--workers", "4", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+             for urls in (first, second)]
+    reports = [json.loads(p.communicate(timeout=60)[0]) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0]
+    web_dir = md_root / "t" / "web"
+    pages = [p for p in web_dir.iterdir() if p.suffix == ".md" and not p.name.startswith("_")]
+    sources = sorted(web.split_saved(p.read_text("utf-8"))[0]["source"] for p in pages)
+    assert sources == sorted(set(first + second))                  # each URL saved exactly once
+    assert len({p.name for p in pages}) == 30 and not [p for p in web_dir.iterdir() if ".tmp" in p.name]
+    saved = sum(len(r["saved"]) for r in reports)
+    skipped = sum(len(r["skipped"]) for r in reports)
+    assert saved == 30 and saved + skipped == 40
+    lines = (web_dir / "_ledger.jsonl").read_text("utf-8").splitlines()
+    assert len(lines) == 40 and all(json.loads(line)["command"] == "scrape" for line in lines)
+
+
+def test_a_torn_last_ledger_line_is_ignored_and_closed(run, fire, md_root):
+    web_dir = md_root / "t" / "web"
+    web_dir.mkdir(parents=True)
+    (web_dir / "_ledger.jsonl").write_bytes(b'{"run":null,"command":"search","query":"q"}\n{"run":null,"comm')
+    assert run("scrape", "https://example.org/a", "--topic", "t").code == 0
+    events = web.read_ledger(web_dir / "_ledger.jsonl")
+    assert [e["command"] for e in events] == ["search", "scrape"]
+
+
+def test_no_traceback_even_for_an_internal_error(monkeypatch, run, searx):
+    monkeypatch.setattr(web, "fuse_hits", lambda outcomes: 1 / 0)
+    r = run("search", "q")
+    assert r.code == web.EXIT_INTERNAL and "internal error: ZeroDivisionError" in one_line(r.err)

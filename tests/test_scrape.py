@@ -1,0 +1,219 @@
+"""`web.py scrape` against the Firecrawl stand-in: saves, headers, failures, budget, dedupe."""
+
+import json
+import os
+
+import pytest
+from standins import ARTICLE, Reply, article_markdown, captured_reply, page_body
+
+import web
+
+
+def saved_files(md_root, topic="t"):
+    web_dir = md_root / topic / "web"
+    return sorted(p.name for p in web_dir.iterdir() if p.suffix == ".md" and not p.name.startswith("_"))
+
+
+def test_one_url_prints_the_page_markdown_and_nothing_else(run, fire):
+    fire.set_page("https://example.org/tides", ARTICLE)
+    r = run("scrape", "https://example.org/tides")
+    assert r.code == 0 and r.err == ""
+    assert r.out.startswith("Understanding Tide Pools\n=====") and "> source:" not in r.out
+    assert "sea\u200bwater" not in r.out and "seawater" in r.out   # sanitised even on stdout
+
+
+def test_request_body_follows_the_v1_schema(run, fire, monkeypatch):
+    monkeypatch.setenv("WEB_TIMEOUT", "30")
+    run("scrape", "https://example.org/a", "--full-page")
+    body = json.loads(fire.requests[0]["raw"])
+    assert body == {"url": "https://example.org/a", "formats": ["markdown"], "onlyMainContent": False,
+                    "timeout": 25000}
+    assert "Authorization" not in fire.requests[0]["headers"]
+
+
+def test_out_writes_the_header_and_page(run, fire, tmp_path):
+    fire.set_page("https://example.org/tides", ARTICLE)
+    out = tmp_path / "notes" / "tides.md"
+    r = run("scrape", "https://example.org/tides", "--out", out, "--query", "tide pools", "--relevance", "field guide")
+    assert r.code == 0, r
+    text = out.read_text(encoding="utf-8")
+    lines = text.splitlines()
+    assert lines[:4] == ["> source: https://example.org/tides", "> query: tide pools",
+                         f"> fetched: {web.now_utc():%Y-%m-%d}", "> relevance: field guide"]
+    assert "> title: Understanding Tide Pools | Coastal Notes" in lines and "> status: 200 text/html" in lines
+    flags_line = next(line for line in lines if line.startswith("> flags:"))
+    assert "invisible-chars:2" in flags_line and "instructions" in flags_line
+    note = lines.index(web.NOTE_LINE)
+    assert lines[note + 1] == "" and lines[note + 2] == "Understanding Tide Pools"
+
+
+def test_topic_saves_with_slugs_paths_and_json_report(run, fire, md_root):
+    r = run("scrape", "https://www.example.org/a/b", "https://example.net/c", "--topic", "t", "--json")
+    assert r.code == 0, r
+    report = r.json
+    assert report["schema"] == "web.scrape/1" and report["ok"] is True
+    assert sorted(e["path"].rsplit("/", 1)[1] for e in report["saved"]) == ["example-net-c.md", "example-org-a-b.md"]
+    entry = report["saved"][0]
+    assert set(entry) == {"url", "path", "title", "words", "bytes", "sha256", "flags", "elapsed_ms"}
+    saved = md_root / "t" / "web" / entry["path"].rsplit("/", 1)[1]
+    assert entry["bytes"] == saved.stat().st_size and entry["words"] > 200
+    import hashlib
+    assert hashlib.sha256(web.split_saved(saved.read_text("utf-8"))[1].encode()).hexdigest() == entry["sha256"]
+
+
+def test_slug_collisions_get_numbered_names(run, fire, md_root):
+    urls = ["https://example.org/a?id=1", "https://example.org/a?id=2", "https://example.org/a?id=3"]
+    for i, url in enumerate(urls):
+        fire.set_page(url, page_body(url, article_markdown(f"page {i}"), title=f"P{i}"))
+    assert run("scrape", *urls, "--topic", "t", "--workers", "1").code == 0
+    assert saved_files(md_root) == ["example-org-a-2.md", "example-org-a-3.md", "example-org-a.md"]
+
+
+def test_already_saved_urls_are_skipped_unless_forced(run, fire, md_root):
+    assert run("scrape", "https://example.org/a", "--topic", "t").code == 0
+    r = run("scrape", "https://www.example.org/a/?utm_source=x", "--topic", "t", "--json")
+    assert r.code == 0 and r.json["skipped"] == [{"url": "https://www.example.org/a/?utm_source=x",
+                                                  "reason": "already saved", "path": r.json["skipped"][0]["path"]}]
+    assert len(fire.requests) == 1                                  # not even asked
+    fire.set_page("https://example.org/a", page_body("https://example.org/a", article_markdown("new text")))
+    r = run("scrape", "https://example.org/a", "--topic", "t", "--force", "--json")
+    assert r.code == 0 and len(r.json["saved"]) == 1
+    assert saved_files(md_root) == ["example-org-a.md"]             # the same file, rewritten
+    assert "New Text" in (md_root / "t" / "web" / "example-org-a.md").read_text("utf-8")
+
+
+def test_identical_content_is_reported_as_duplicate(run, fire, md_root):
+    same = article_markdown("syndicated story")
+    fire.set_page("https://original.org/story", page_body("https://original.org/story", same))
+    fire.set_page("https://mirror.net/copy", page_body("https://mirror.net/copy", same))
+    run("scrape", "https://original.org/story", "--topic", "t")
+    r = run("scrape", "https://mirror.net/copy", "--topic", "t", "--json")
+    assert r.code == 0 and r.json["saved"] == []
+    skipped = r.json["skipped"][0]
+    assert skipped["reason"] == "duplicate" and skipped["duplicate_of"].endswith("original-org-story.md")
+    assert saved_files(md_root) == ["original-org-story.md"]
+
+
+@pytest.mark.parametrize("answer, kind", [
+    (captured_reply("notfound.json"), "target-status"),
+    (captured_reply("target500.json"), "target-status"),
+    (captured_reply("timeout.json"), "timeout"),
+    (captured_reply("bad_url.json", "not_a_url"), "invalid-url"),
+    (Reply(500, {"success": False, "code": "SCRAPE_ALL_ENGINES_FAILED", "error": "All scraping engines failed"}),
+     "upstream"),
+    (Reply(200, {"success": False, "error": "Job failed"}), "upstream"),
+    (Reply(403, {"success": False, "error": "This website is no longer supported"}), "http"),
+    (page_body("https://x.org/c", "Just a moment...\n\nEnable JavaScript and cookies to continue",
+               title="Just a moment..."), "blocked"),
+    (page_body("https://x.org/c", "Attention Required! | Cloudflare " + "word " * 30, title="Attention Required!",
+               status=403), "blocked"),
+    (page_body("https://x.org/c", "", title="Empty"), "empty"),
+    (page_body("https://x.org/c", "only a few words here", title="Thin"), "empty"),
+])
+def test_page_failures_have_one_kind_and_save_nothing(run, fire, md_root, answer, kind):
+    fire.set_page("https://x.org/c", answer)
+    r = run("scrape", "https://x.org/c", "--topic", "t", "--json")
+    assert r.code == web.EXIT_PARTIAL, r
+    assert [f["kind"] for f in r.json["failed"]] == [kind] and r.json["saved"] == []
+    assert saved_files(md_root) == [] and len(fire.requests) == 1     # a page's verdict is not retried
+    assert r.err.count("\n") == 1 and kind in r.err
+
+
+def test_limit_goes_down_the_list_and_failures_fall_through(run, fire, md_root, tmp_path):
+    fire.set_page("https://b.org/2", captured_reply("notfound.json"))
+    picks = tmp_path / "picks.json"
+    rows = [{"url": f"https://{c}.org/{i}", "query": "q", "relevance": f"reason {i}"}
+            for i, c in enumerate("abcdef", 1)]
+    picks.write_text(json.dumps(rows), encoding="utf-8")
+    r = run("scrape", "--topic", "t", "--from", picks, "--limit", "3", "--workers", "2", "--json")
+    assert r.code == 0, r
+    report = r.json
+    assert sorted(e["url"] for e in report["saved"]) == ["https://a.org/1", "https://c.org/3", "https://d.org/4"]
+    assert [f["url"] for f in report["failed"]] == ["https://b.org/2"]
+    assert report["not_attempted"] == ["https://e.org/5", "https://f.org/6"]
+    assert sorted(fire.scraped_urls()) == ["https://a.org/1", "https://b.org/2", "https://c.org/3",
+                                           "https://d.org/4"]
+    header = web.split_saved((md_root / "t" / "web" / "c-org-3.md").read_text("utf-8"))[0]
+    assert header["query"] == "q" and header["relevance"] == "reason 3"
+
+
+def test_from_accepts_json_lines_on_stdin(run, fire, md_root):
+    lines = "\n".join(json.dumps({"url": f"https://j.org/{i}", "query": "jq"}) for i in range(3))
+    r = run("scrape", "--topic", "t", "--from", "-", "--json", stdin=lines)
+    assert r.code == 0 and len(r.json["saved"]) == 3
+
+
+def test_pages_run_concurrently_up_to_the_worker_count(run, fire):
+    fire.delay = 0.3
+    r = run("scrape", *[f"https://w.org/{i}" for i in range(6)], "--topic", "t", "--workers", "3", "--json")
+    assert r.code == 0 and fire.max_in_flight == 3
+
+
+def test_korean_page_end_to_end(run, fire, md_root):
+    url = "https://ko.example.org/악마/위계"
+    markdown = "# 악마의 위계\n\n" + "천사와 악마의 위계는 중세 신학에서 자주 논의되었다. " * 30
+    fire.set_page(url, page_body(url, markdown, title="악마의 위계 — 연구"))
+    r = run("scrape", url, "--topic", "악마", "--query", "악마 위계", "--json")
+    assert r.code == 0, r
+    path = md_root / "악마" / "web" / "ko-example-org.md"
+    text = path.read_text(encoding="utf-8")
+    assert "> query: 악마 위계" in text and "> title: 악마의 위계 — 연구" in text and "중세 신학" in text
+    assert r.json["saved"][0]["title"] == "악마의 위계 — 연구"
+
+
+def test_redirected_pages_record_where_they_ended(run, fire, md_root):
+    fire.set_page("https://short.example/x", page_body("https://long.example/article", article_markdown("moved")))
+    run("scrape", "https://short.example/x", "--topic", "t")
+    header = web.split_saved((md_root / "t" / "web" / "short-example-x.md").read_text("utf-8"))[0]
+    assert header["source"] == "https://short.example/x" and header["redirected"] == "https://long.example/article"
+
+
+def test_scrape_ledger_records_every_page(run, fire, md_root, tmp_path):
+    fire.set_page("https://b.org/2", captured_reply("timeout.json"))
+    run("scrape", "https://a.org/1", "https://b.org/2", "javascript:x", "--topic", "t")
+    events = web.read_ledger(md_root / "t" / "web" / "_ledger.jsonl")
+    outcomes = {e["url"]: (e["outcome"], e.get("kind")) for e in events}
+    assert outcomes == {"https://a.org/1": ("saved", None), "https://b.org/2": ("failed", "timeout"),
+                        "javascript:x": ("failed", "invalid-url")}
+    saved = next(e for e in events if e["outcome"] == "saved")
+    assert saved["path"].endswith("a-org-1.md") and len(saved["sha256"]) == 64
+
+
+def test_private_addresses_are_refused_before_firecrawl_is_asked(run, fire):
+    r = run("scrape", "http://169.254.169.254/latest/meta-data", "--topic", "t", "--json")
+    assert r.code == web.EXIT_PARTIAL and r.json["failed"][0] == {
+        "url": "http://169.254.169.254/latest/meta-data", "kind": "invalid-url", "error": "private address"}
+    assert fire.requests == []
+    r = run("scrape", "http://10.1.2.3/wiki/page", "--topic", "t", "--allow-private", "--json")
+    assert r.code == 0 and fire.scraped_urls() == ["http://10.1.2.3/wiki/page"]   # the stand-in answers; no connect
+
+
+def test_api_key_is_sent_as_bearer(run, fire, monkeypatch):
+    monkeypatch.setenv("FIRECRAWL_API_KEY", "fc-secret")
+    run("scrape", "https://example.org/a")
+    assert fire.requests[0]["headers"]["Authorization"] == "Bearer fc-secret"
+
+
+@pytest.mark.parametrize("key, message", [(None, "wants an API key (HTTP 401) — set FIRECRAWL_API_KEY"),
+                                          ("fc-wrong", "refused FIRECRAWL_API_KEY (HTTP 401)")])
+def test_401_is_exit_3_with_and_without_a_key(run, fire, monkeypatch, key, message):
+    fire.require_key = "fc-right"
+    if key:
+        monkeypatch.setenv("FIRECRAWL_API_KEY", key)
+    r = run("scrape", "https://example.org/a", "https://example.org/b", "--topic", "t", "--workers", "1", "--json")
+    assert r.code == web.EXIT_CONFIG and message in r.err
+    assert r.json["not_attempted"] == ["https://example.org/b"] and len(fire.requests) == 1
+
+
+def test_unknown_route_html_404_names_the_route(run, fire, monkeypatch):
+    monkeypatch.setenv("FIRECRAWL_URL", fire.url + "/wrong")
+    r = run("scrape", "https://example.org/a")
+    assert r.code == web.EXIT_CONFIG and "has no route POST /v1/scrape" in r.err
+
+
+def test_usage_errors(run, fire):
+    assert run("scrape").code == web.EXIT_USAGE
+    assert run("scrape", "https://a.org/", "https://b.org/").code == web.EXIT_USAGE
+    assert run("scrape", "https://a.org/", "--json").code == web.EXIT_USAGE
+    assert run("scrape", "https://a.org/", "--topic", "t", "--out", "x.md").code == web.EXIT_USAGE
+    assert fire.requests == []
