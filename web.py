@@ -1744,6 +1744,8 @@ def cite_check(path):
             return None
         stats["citations"] += 1
         cited.add(rel)
+        if not label.isdigit():
+            return rel
         if label in file_of and file_of[label] != rel:
             errors.append((lineno, f"citation [{label}] points to {rel} here but to {file_of[label]} earlier"))
         if rel in label_of and label_of[rel] != label:
@@ -1751,41 +1753,35 @@ def cite_check(path):
         file_of.setdefault(label, rel)
         label_of.setdefault(rel, label)
         number = numbers.get(rel[4:]) if rel.startswith("web/") else None
-        if number and label.isdigit() and int(label) != number:
+        if number and int(label) != number:
             errors.append((lineno, f"citation [{label}]({target}) should be [{number}]: "
                                    f"{rel} is source {number} in the manifest"))
         return rel
 
     lines = text.splitlines()
     section, finding = None, None
-    findings = []
+    findings, sections = [], []
     for lineno, line in enumerate(lines, 1):
         heading = re.match(r"(#{1,6})\s+(.*)", line)
-        if heading:
-            section = heading.group(2).strip().lower() if len(heading.group(1)) == 2 else section
-            if len(heading.group(1)) <= 2:
-                finding = None
-            continue
-        if section == "findings":
-            if re.match(r"(?:[-*+]|\d+[.)])\s+", line):
-                finding = [lineno, line]
-                findings.append(finding)
-            elif finding and line.strip() and line[:1].isspace():
-                finding[1] += "\n" + line
-            elif not line.strip():
-                pass
-            else:
-                finding = None
+        if heading and len(heading.group(1)) <= 2:
+            section, finding = heading.group(2).strip().lower(), None
+        elif section == "findings" and re.match(r"(?:[-*+]|\d+[.)])\s+", line):
+            finding = [lineno, line]
+            findings.append(finding)
+        elif finding and line.strip() and line[:1].isspace():
+            finding[1] += "\n" + line
+        elif line.strip() and section == "findings":
+            finding = None
+        sections.append(section)
     stats["findings"] = len(findings)
     for lineno, line in enumerate(lines, 1):
         links = [(m, resolve(lineno, m.group(1), m.group(2))) for m in CITATION.finditer(line)]
         for quote in QUOTE.finditer(line):
-            following = [(m, rel) for m, rel in links if m.start() >= quote.end()]
-            if not following or line[quote.end():following[0][0].start()].strip():
-                continue
             run_end, targets = quote.end(), []
-            for m, rel in following:
-                if line[run_end:m.start()].strip(" ,;"):
+            for m, rel in links:
+                if m.start() < quote.end():
+                    continue
+                if line[run_end:m.start()].strip(" ,;") if targets else line[run_end:m.start()].strip():
                     break
                 run_end = m.end()
                 if rel:
@@ -1796,11 +1792,14 @@ def cite_check(path):
             passage = quote.group(1) or quote.group(2)
             if not any(quote_found(passage, source_text(t)[0]) for t in targets):
                 errors.append((lineno, f"quote \"{passage[:60]}\" is not in {' or '.join(targets)}"))
-        for sentence in re.split(r"(?<=[.!?])\s+", line):
+        if sections[lineno - 1] == "sources" or line.lstrip().startswith(">"):
+            continue
+        prose = re.sub(r"^\s*(?:[-*+]|\d+[.)])\s+", "", line)
+        for sentence in re.split(r"(?<=[.!?])\s+", prose):
             targets = [rel for m, rel in links if rel and m.group(0) in sentence]
             if not targets:
                 continue
-            claimed = number_tokens(CITATION.sub("", sentence))
+            claimed = number_tokens(re.sub(r"https?://\S+", "", CITATION.sub("", sentence)))
             known = set().union(*(source_text(t)[1] for t in targets))
             for number in sorted(claimed - known):
                 warnings.append((lineno, f"number {number} is not in {' or '.join(targets)}"))

@@ -285,3 +285,18 @@ def captured_reply(name, key=None):
     capture = data[key] if key else data
     response = capture["response"]
     return Reply(response["status"], response["body"], content_type=response["headers"].get("Content-Type"))
+
+
+def main():
+    """Serve both stand-ins until Ctrl-C, for trying web.py without a box (README examples)."""
+    searx, fire = SearxngStandIn(), FirecrawlStandIn()
+    fire.set_page("https://example.org/tides", ARTICLE)
+    print(f"export SEARXNG_URL={searx.url} FIRECRAWL_URL={fire.url}", flush=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        pass
+
+
+if __name__ == "__main__":
+    main()
