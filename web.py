@@ -1774,29 +1774,38 @@ def cite_check(path):
             finding = None
         sections.append(section)
     stats["findings"] = len(findings)
-    for lineno, line in enumerate(lines, 1):
-        links = [(m, resolve(lineno, m.group(1), m.group(2))) for m in CITATION.finditer(line)]
-        for quote in QUOTE.finditer(line):
-            run_end, targets = quote.end(), []
-            for m, rel in links:
-                if m.start() < quote.end():
-                    continue
-                if line[run_end:m.start()].strip(" ,;") if targets else line[run_end:m.start()].strip():
-                    break
-                run_end = m.end()
-                if rel:
-                    targets.append(rel)
-            if not targets:
+    line_starts = [0]
+    for line in lines:
+        line_starts.append(line_starts[-1] + len(line) + 1)
+    import bisect
+    links = [(m, resolve(bisect.bisect_right(line_starts, m.start()), m.group(1), m.group(2)))
+             for m in CITATION.finditer("\n".join(lines))]
+    joined = "\n".join(lines)
+    for quote in QUOTE.finditer(joined):
+        run_end, targets = quote.end(), []
+        for m, rel in links:
+            if m.start() < quote.end():
                 continue
-            stats["quotes"] += 1
-            passage = quote.group(1) or quote.group(2)
-            if not any(quote_found(passage, source_text(t)[0]) for t in targets):
-                errors.append((lineno, f"quote \"{passage[:60]}\" is not in {' or '.join(targets)}"))
+            gap = joined[run_end:m.start()]
+            if gap.strip(" ,;\n") if targets else gap.strip():
+                break
+            run_end = m.end()
+            if rel:
+                targets.append(rel)
+        if not targets:
+            continue
+        stats["quotes"] += 1
+        passage = quote.group(1) or quote.group(2)
+        if not any(quote_found(passage, source_text(t)[0]) for t in targets):
+            lineno = bisect.bisect_right(line_starts, quote.start())
+            errors.append((lineno, f"quote \"{passage[:60]}\" is not in {' or '.join(targets)}"))
+    for lineno, line in enumerate(lines, 1):
+        line_links = [(m, rel) for m, rel in links if line_starts[lineno - 1] <= m.start() < line_starts[lineno]]
         if sections[lineno - 1] == "sources" or line.lstrip().startswith(">"):
             continue
         prose = re.sub(r"^\s*(?:[-*+]|\d+[.)])\s+", "", line)
         for sentence in re.split(r"(?<=[.!?])\s+", prose):
-            targets = [rel for m, rel in links if rel and m.group(0) in sentence]
+            targets = [rel for m, rel in line_links if rel and m.group(0) in sentence]
             if not targets:
                 continue
             claimed = number_tokens(re.sub(r"https?://\S+", "", CITATION.sub("", sentence)))
@@ -1824,7 +1833,8 @@ def cmd_cite_check(args, cfg):
                    "errors": [{"line": n, "message": m} for n, m in errors],
                    "warnings": [{"line": n, "message": m} for n, m in warnings], **stats})
     else:
-        lines = [f"{shown}:{n}: {m}" for n, m in errors] + [f"{shown}:{n}: warning: {m}" for n, m in warnings]
+        lines = [f"{shown}:{n}: {m}" for n, m in errors]
+        lines += [f"{shown}:{n}: warning: {m}" if n else f"{shown}: warning: {m}" for n, m in warnings]
         lines.append(f"{'FAIL' if errors else 'ok'}: {len(errors)} errors, {len(warnings)} warnings; "
                      f"{stats['findings']} findings, {stats['citations']} citations, {stats['quotes']} quotes checked")
         write_out("\n".join(lines) + "\n")

@@ -1,0 +1,241 @@
+"""The design's dry run, replayed against the stand-ins: init → search → picks → scrape → manifest →
+synthesis → cite-check; a tampered synthesis; a second --deep round; manifest and ledger guarantees."""
+
+import json
+import os
+import subprocess
+import sys
+
+from standins import captured_reply, make_hit, page_body
+
+import web
+from conftest import ROOT
+
+GOAL = "find proof the demon hierarchy is real"
+TOPIC = "demonology"
+QUERIES = ["demon hierarchy primary sources", "Pseudomonarchia Daemonum Weyer", "demon hierarchy skeptic"]
+
+PAGES = {
+    "https://www.proof-of-demons.example/hierarchy": None,   # the target answers 404: falls through
+    "https://plato.example.edu/entries/angels-demons/": (
+        "Angels and Demons in Medieval Thought", "# Angels and demons\n\n"
+        "Pseudo-Dionysius arranged the angels into *nine choirs* in three hierarchies. The "
+        "[Ars Goetia](https://example.org/goetia)\n lists 72 spirits by rank, from kings to knights. " + "Scholars "
+        "read these lists as literary and theological constructions rather than observations. " * 12),
+    "https://archive.example.org/details/pseudomonarchia": (
+        "Pseudomonarchia Daemonum (1577)", "# Pseudomonarchia Daemonum\n\n"
+        "Johann Weyer's appendix of 1577 catalogues 69 demons with their titles and legions. " * 1 +
+        "Weyer himself wrote against the witch trials and doubted the powers claimed for demons. " * 12),
+    "https://skeptics.example.org/demon-hierarchies": (
+        "Why demon hierarchies disagree", "# Why demon hierarchies disagree\n\n"
+        "No empirical evidence supports the existence of a demon hierarchy; the grimoires contradict "
+        "each other on names, ranks and numbers. " + "Each list reflects its author's sources and era. " * 15),
+    "https://forum.example.net/t/demons-are-real": (
+        "Demons are real!!!", "# Demons are real\n\n" + "I saw them myself and everyone should believe. " * 30),
+}
+
+
+def setup_box(searx, fire):
+    urls = list(PAGES)
+    searx.set_results(QUERIES[0], [make_hit(urls[0]), make_hit(urls[1]), make_hit(urls[4])])
+    searx.set_results(QUERIES[1], [make_hit(urls[2]), make_hit(urls[1])])
+    searx.set_results(QUERIES[2], [make_hit(urls[3]), make_hit(urls[0])])
+    for url, page in PAGES.items():
+        fire.set_page(url, captured_reply("notfound.json") if page is None else page_body(url, page[1], title=page[0]))
+
+
+def write_picks(md_root, round_no, urls):
+    path = md_root / TOPIC / "web" / f"_picks-{round_no}.json"
+    path.write_text(json.dumps([{"url": u, "query": QUERIES[0], "relevance": f"candidate {i}"}
+                                for i, u in enumerate(urls, 1)]), encoding="utf-8")
+    return path
+
+
+def synthesis_text(numbers):
+    """A synthesis in the documented format; `numbers` maps a URL to (n, web/<slug>.md)."""
+    def cite(url):
+        n, path = numbers[url]
+        return f"[{n}]({path})"
+    plato, weyer, skeptic = list(PAGES)[1:4]
+    return f"""# Is the demon hierarchy real?
+
+> goal: {GOAL}
+> topic: {TOPIC} · run r1 · 2026-11-30
+> sources: see web/_manifest.md
+
+## Summary
+
+Demon hierarchies are literary and theological constructions {cite(plato)}, and the lists disagree {cite(skeptic)}.
+
+## Findings
+
+- The best-known grimoire ranks its spirits: “The Ars Goetia lists 72 spirits by rank” {cite(plato)}.
+- Weyer's 1577 list has 69 entries: "catalogues 69 demons with their titles" {cite(weyer)}.
+- The sources contradict each other: "No empirical evidence supports the existence of a demon hierarchy; \
+the grimoires contradict each other" {cite(skeptic)}.
+- Angelic orders were arranged by Pseudo-Dionysius: "arranged the angels into nine choirs … three hierarchies"
+  {cite(plato)}.
+
+## Disagreements and gaps
+
+- No source offers observations; all describe texts {cite(skeptic)}.
+
+## Reliability
+
+- The forum page was not used: a low-trust assertion without sources.
+
+## Sources
+
+1. Angels and Demons — {plato} — [web/x.md]({numbers[plato][1]})
+"""
+
+
+def test_dry_run_end_to_end(run, searx, fire, md_root):
+    setup_box(searx, fire)
+    urls = list(PAGES)
+
+    # 1. init with the user's arguments passed straight through
+    init = run("init", GOAL, "--topic", TOPIC, "--max-sources", "3", "--json")
+    assert init.code == 0, init
+    started = init.json
+    assert started["options"] == {"max_sources": 3, "deep": False, "max_rounds": 1, "with_corpus": False}
+    assert started["synthesis"].endswith("demonology/find-proof-the-demon-hierarchy-is-real-synthesis.md")
+    assert (md_root / TOPIC / "web").is_dir()
+
+    # 3. one search with all queries
+    search = run("search", *QUERIES, "--topic", TOPIC, "--json").json
+    assert search["ok"] and search["new"] == 5 and len(search["results"]) == 5
+    assert {h["url"] for h in search["results"]} == set(urls)
+
+    # 5. picks in Claude's order (the 404 first, the forum last), scrape with the budget
+    picks = write_picks(md_root, 1, urls)
+    scrape = run("scrape", "--topic", TOPIC, "--from", picks, "--limit", "3", "--json")
+    assert scrape.code == 0, scrape
+    report = scrape.json
+    assert [f["kind"] for f in report["failed"]] == ["target-status"]
+    assert sorted(e["url"] for e in report["saved"]) == sorted(urls[1:4])
+    assert report["not_attempted"] == [urls[4]]
+
+    # 7. manifest, with Claude's notes outside the markers
+    manifest = run("manifest", "--topic", TOPIC, "--json")
+    assert manifest.code == 0
+    saved = manifest.json["saved"]
+    assert sorted(s["n"] for s in saved) == [1, 2, 3]
+    manifest_path = md_root / TOPIC / "web" / "_manifest.md"
+    text = manifest_path.read_text("utf-8")
+    assert "| 1 | demon hierarchy primary sources | 3 | 3 |" in text
+    assert "picked, not attempted" in text and "failed (target-status)" in text and "_picks-1.json" in text
+    notes = "\n## Notes (Claude)\n\n- The forum page is low trust | kept <b>out</b>.\r\n\n"
+    manifest_path.write_bytes(("Preface by Claude.\n\n" + text + notes).encode("utf-8"))
+    assert run("manifest", "--topic", TOPIC).code == 0
+    regenerated = manifest_path.read_bytes().decode("utf-8")
+    assert regenerated.startswith("Preface by Claude.\n\n<!-- web.py:begin -->") and regenerated.endswith(notes)
+
+    # 9. the synthesis in the documented format passes cite-check
+    by_path = {s["path"]: s["n"] for s in saved}
+    numbers = {e["url"]: (by_path["web/" + e["path"].rsplit("/", 1)[1]], "web/" + e["path"].rsplit("/", 1)[1])
+               for e in report["saved"]}
+    synthesis = md_root / TOPIC / "find-proof-the-demon-hierarchy-is-real-synthesis.md"
+    synthesis.write_text(synthesis_text(numbers), encoding="utf-8")
+    check = run("cite-check", synthesis, "--json")
+    assert check.code == 0, check.out
+    assert check.json["errors"] == [] and check.json["findings"] == 4 and check.json["quotes"] == 4
+
+    # a tampered synthesis: a quote not in the source, a link to a missing page, a finding without citation
+    plato = numbers[urls[1]]
+    tampered = synthesis_text(numbers).replace("The Ars Goetia lists 72 spirits by rank",
+                                               "The Ars Goetia proves 72 spirits are real")
+    tampered = tampered.replace("## Disagreements and gaps", f"""- Demons were seen in 2024 [{plato[0]}](web/no-such-page.md).
+- Everyone agrees demons exist.
+
+## Disagreements and gaps""")
+    synthesis.write_text(tampered, encoding="utf-8")
+    check = run("cite-check", synthesis)
+    assert check.code == 1
+    errors = [line for line in check.out.splitlines() if ": warning: " not in line and not line.startswith("FAIL")]
+    assert len(errors) == 3, check.out
+    assert "quote \"The Ars Goetia proves 72 spirits are real\" is not in web/" in errors[0]
+    assert "citation [1](web/no-such-page.md) points to a file that does not exist" in errors[1] or \
+        "points to a file that does not exist" in errors[1]
+    assert errors[2].endswith("finding has no citation to a saved source")
+    assert all(line.startswith(str(synthesis) if os.path.isabs(str(synthesis)) else "md/") or ":" in line
+               for line in errors)
+
+    # a second --deep round: seen and saved are marked, nothing is re-scraped, nothing is new
+    requests_before = len(fire.requests)
+    again = run("search", *QUERIES, "--topic", TOPIC, "--json").json
+    assert again["new"] == 0 and all(h["seen"] for h in again["results"])
+    assert sorted(h["url"] for h in again["results"] if h["saved"]) == sorted(urls[1:4])
+    picks2 = write_picks(md_root, 2, urls[1:4])
+    second = run("scrape", "--topic", TOPIC, "--from", picks2, "--limit", "3", "--json").json
+    assert second["saved"] == [] and [s["reason"] for s in second["skipped"]] == ["already saved"] * 3
+    assert len(fire.requests) == requests_before
+    rounds = [e["round"] for e in web.read_ledger(md_root / TOPIC / "web" / "_ledger.jsonl")
+              if e["command"] == "search"]
+    assert rounds == [1, 1, 1, 2, 2, 2]
+
+
+def test_cite_check_numbers_are_the_manifest_numbers(run, fire, md_root):
+    for url in ("https://a.example.org/first", "https://b.example.org/second"):
+        run("scrape", url, "--topic", TOPIC, "--workers", "1")
+    synthesis = md_root / TOPIC / "s-synthesis.md"
+    synthesis.write_text("## Findings\n\n- A claim [2](web/a-example-org-first.md).\n"
+                         "- Another [2](web/b-example-org-second.md).\n", encoding="utf-8")
+    out = run("cite-check", synthesis).out
+    assert "should be [1]: web/a-example-org-first.md is source 1 in the manifest" in out
+    assert "citation [2] points to web/b-example-org-second.md here but to web/a-example-org-first.md" in out
+
+
+def test_cite_check_warns_about_numbers_and_uncited_sources(run, fire, md_root):
+    run("scrape", "https://a.example.org/x", "https://b.example.org/y", "--topic", TOPIC, "--workers", "1")
+    synthesis = md_root / TOPIC / "s-synthesis.md"
+    synthesis.write_text("## Findings\n\n- It happened 4321 times [1](web/a-example-org-x.md).\n", encoding="utf-8")
+    check = run("cite-check", synthesis, "--json").json
+    assert check["ok"] is True
+    assert [w["message"] for w in check["warnings"]] == ["number 4321 is not in web/a-example-org-x.md",
+                                                         "saved source web/b-example-org-y.md is never cited"]
+
+
+def test_cite_check_refuses_links_outside_the_topic(run, md_root, tmp_path):
+    topic = md_root / TOPIC
+    topic.mkdir(parents=True)
+    (md_root / "other.md").write_text("secret", encoding="utf-8")
+    synthesis = topic / "s-synthesis.md"
+    synthesis.write_text("## Findings\n\n- Claim [1](../other.md).\n", encoding="utf-8")
+    out = run("cite-check", synthesis).out
+    assert "points outside the topic" in out
+
+
+def test_init_validates_the_arguments(run, md_root):
+    assert run("init", "--topic", "t").code == 2
+    r = run("init", "a goal")
+    assert r.code == 2 and "the topic is missing — add --topic T" in r.err
+    assert run("init", "goal", "--topic", "t", "--max-rounds", "2").code == 2
+    assert run("init", "goal", "--topic", "../escape").code == 2
+    assert run("init", "goal", "--topic", "t", "--max-sources", "0").code == 2
+    assert not (md_root / "t").exists()
+    deep = run("init", "unquoted", "goal", "words", "--topic", "t", "--deep", "--max-rounds", "2", "--json").json
+    assert deep["goal"] == "unquoted goal words" and deep["options"]["max_rounds"] == 2
+
+
+def test_init_with_corpus_lists_the_topic_files(run, md_root):
+    topic = md_root / TOPIC
+    topic.mkdir(parents=True)
+    (topic / "goetia-notes.md").write_text("notes", encoding="utf-8")
+    (topic / "old-synthesis.md").write_text("x", encoding="utf-8")
+    r = run("init", GOAL, "--topic", TOPIC, "--with-corpus", "--json")
+    assert [os.path.basename(p) for p in r.json["corpus"]] == ["goetia-notes.md"]
+
+
+def test_concurrent_ledger_appends_from_two_processes_lose_nothing(md_root):
+    code = ("import sys, web\ncfg = web.Config({'WEB_MD_ROOT': sys.argv[1], 'WEBTOOLS_HOST': '127.0.0.1'})\n"
+            "store = web.TopicStore(cfg, 't')\n"
+            "for i in range(300):\n    store.append([{'who': sys.argv[2], 'i': i, 'pad': 'x' * 3000}])\n")
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(md_root), who], cwd=ROOT,
+                              env=dict(os.environ, PYTHONPATH=ROOT)) for who in ("a", "b")]
+    assert [p.wait(timeout=60) for p in procs] == [0, 0]
+    lines = (md_root / "t" / "web" / "_ledger.jsonl").read_text("utf-8").splitlines()
+    events = [json.loads(line) for line in lines]
+    assert len(events) == 600
+    for who in ("a", "b"):
+        assert [e["i"] for e in events if e["who"] == who] == list(range(300))
