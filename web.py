@@ -526,7 +526,7 @@ def searxng_page(cfg, query, pageno, options):
                       "check the query and the --categories/--language/--time-range values", status=400)
     if resp.status != 200:
         raise Failure(EXIT_UNEXPECTED, "SearXNG", f"answered HTTP {resp.status}: {resp.text_start()!r}",
-                      "check SEARXNG_URL and the service logs", status=resp.status)
+                      "check SEARXNG_URL/SEARXNG_PORT: is SearXNG answering there?", status=resp.status)
     answer = parse_json(resp, "SearXNG")
     if not isinstance(answer, dict) or not isinstance(answer.get("results"), list):
         raise Failure(EXIT_UNEXPECTED, "SearXNG", f"sent JSON without results: {resp.text_start()!r}",
@@ -772,6 +772,13 @@ def split_saved(text):
             return fields, text[offset + 1:] if text.startswith("\n", offset) else text[offset:]
         key, _, value = line[2:].partition(": ")
         fields.setdefault(key.strip().lower(), value)
+
+
+def read_header(path):
+    """The header fields of a saved page ("(none)" values count as missing)."""
+    with open(path, "rb") as handle:
+        fields = split_saved(handle.read(65536).decode("utf-8", "replace"))[0]
+    return {k: v for k, v in fields.items() if v and v != "(none)"}
 
 
 def render_page(header, body):
@@ -1123,7 +1130,7 @@ def cmd_search(args, cfg):
             answer["new"] = new
         answer["elapsed_ms"] = elapsed_ms(started)
         emit_json(answer)
-    else:
+    elif rows or code == EXIT_OK:
         write_out(render_hits(rows, unresponsive, new))
     return code
 
@@ -1362,8 +1369,12 @@ def run_scrape_batch(args, cfg, store, candidates):
                 if key in seen_keys:
                     continue
                 seen_keys.add(key)
-                existing = None if args.force else store.saved_path(candidate["url"])
-                if existing:
+                existing = store.saved_path(candidate["url"])
+                if existing and args.force:  # a re-scrape keeps the query and relevance it was saved with
+                    fields = read_header(existing)
+                    candidate = dict(candidate, query=candidate["query"] or fields.get("query"),
+                                     relevance=candidate["relevance"] or fields.get("relevance"))
+                elif existing:
                     report["skipped"].append({"url": candidate["url"], "reason": "already saved",
                                               "path": display_path(existing)})
                     record(candidate, "skipped", reason="already saved", path=display_path(existing))
@@ -1587,7 +1598,8 @@ def manifest_facts(store):
         if key in candidates:
             candidates[key]["outcome"] = "saved"
     saved.sort(key=lambda s: s["n"] or 0)
-    failures = [e for e in scrapes if e.get("outcome") == "failed"]
+    latest = {url_key(e["url"]): e for e in scrapes if e.get("outcome") in ("failed", "saved")}
+    failures = [e for key, e in latest.items() if e["outcome"] == "failed" and key not in by_key]
     picks = sorted(n for n in os.listdir(store.web_dir) if n.startswith("_picks-") and n.endswith(".json"))
     return {"runs": runs, "searches": searches, "candidates": list(candidates.values()), "saved": saved,
             "failures": failures, "picks": picks}
@@ -1938,8 +1950,9 @@ def main(argv=None):
         return err.code
     except Interrupted as stop:
         report = stop.report
-        say_error(f"interrupted — {len(report['saved'])} pages saved and kept; run the same command again "
-                  "to continue (saved pages are skipped)")
+        saved = len(report["saved"])
+        say_error(f"interrupted — {saved} pages saved and kept; to continue, run the command again "
+                  f"(saved pages are skipped; lower --limit by {saved})")
         if wants_json:
             report["ok"] = False
             emit_json(report)

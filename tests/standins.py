@@ -290,7 +290,9 @@ def captured_reply(name, key=None):
 def main():
     """Serve both stand-ins until Ctrl-C, for trying web.py without a box (README examples)."""
     searx, fire = SearxngStandIn(), FirecrawlStandIn()
-    fire.set_page("https://example.org/tides", ARTICLE)
+    tides = copy.deepcopy(ARTICLE)
+    tides["data"]["metadata"].update(url="https://example.org/tides", sourceURL="https://example.org/tides")
+    fire.set_page("https://example.org/tides", tides)
     print(f"export SEARXNG_URL={searx.url} FIRECRAWL_URL={fire.url}", flush=True)
     try:
         threading.Event().wait()

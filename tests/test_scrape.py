@@ -70,7 +70,7 @@ def test_slug_collisions_get_numbered_names(run, fire, md_root):
 
 
 def test_already_saved_urls_are_skipped_unless_forced(run, fire, md_root):
-    assert run("scrape", "https://example.org/a", "--topic", "t").code == 0
+    assert run("scrape", "https://example.org/a", "--topic", "t", "--query", "q0", "--relevance", "why").code == 0
     r = run("scrape", "https://www.example.org/a/?utm_source=x", "--topic", "t", "--json")
     assert r.code == 0 and r.json["skipped"] == [{"url": "https://www.example.org/a/?utm_source=x",
                                                   "reason": "already saved", "path": r.json["skipped"][0]["path"]}]
@@ -79,7 +79,8 @@ def test_already_saved_urls_are_skipped_unless_forced(run, fire, md_root):
     r = run("scrape", "https://example.org/a", "--topic", "t", "--force", "--json")
     assert r.code == 0 and len(r.json["saved"]) == 1
     assert saved_files(md_root) == ["example-org-a.md"]             # the same file, rewritten
-    assert "New Text" in (md_root / "t" / "web" / "example-org-a.md").read_text("utf-8")
+    text = (md_root / "t" / "web" / "example-org-a.md").read_text("utf-8")
+    assert "New Text" in text and "> query: q0\n" in text and "> relevance: why\n" in text   # header kept
 
 
 def test_identical_content_is_reported_as_duplicate(run, fire, md_root):
