@@ -821,6 +821,10 @@ def topic_dirs(cfg, topic, create=True):
     parts = check_topic(topic)
     topic_dir = os.path.join(cfg.md_root, *parts)
     web_dir = os.path.join(topic_dir, "web")
+    root = os.path.realpath(cfg.md_root)
+    if os.path.commonpath([root, os.path.realpath(web_dir)]) != root:  # checked before anything is created
+        raise usage_error(f"the topic {topic!r} resolves outside the md root (a symlink?)",
+                          "choose a topic that stays under md/")
     if create:
         try:
             os.makedirs(web_dir, exist_ok=True)
@@ -828,11 +832,6 @@ def topic_dirs(cfg, topic, create=True):
             if os.path.exists(web_dir) and not os.path.isdir(web_dir):
                 raise usage_error(f"{display_path(web_dir)} exists and is not a folder", "choose another topic")
             raise writable_error(web_dir, err)
-    root = os.path.realpath(cfg.md_root)
-    real = os.path.realpath(web_dir)
-    if os.path.commonpath([root, real]) != root:
-        raise usage_error(f"the topic {topic!r} resolves outside the md root (a symlink?)",
-                          "choose a topic that stays under md/")
     return topic_dir, web_dir
 
 
