@@ -152,8 +152,11 @@ class Response:
     def content_type(self):
         return (self.headers.get("Content-Type") or "").split(";")[0].strip().lower()
 
+    def looks_like_json(self):
+        return bytes(self.body[:64]).lstrip().startswith((b"{", b"["))
+
     def text_start(self, limit=200):
-        text = self.body[:limit * 4].decode("utf-8", "replace")
+        text = bytes(self.body[:limit * 4]).decode("utf-8", "replace")
         return " ".join(text.split())[:limit]
 
 
@@ -185,7 +188,7 @@ def accept_language():
 def _read_body(resp, deadline, cap):
     """Read at most `cap` bytes, giving up at `deadline` even if bytes keep trickling in."""
     import zlib
-    chunks, size = [], 0
+    body, size = bytearray(), 0   # one growing buffer: no second copy of a large page
     gzip = (resp.headers.get("Content-Encoding") or "").lower() == "gzip"
     inflate = zlib.decompressobj(31) if gzip else None
     while True:
@@ -200,8 +203,8 @@ def _read_body(resp, deadline, cap):
         if size > cap:
             raise Failure(EXIT_UNEXPECTED, "", f"response too large (over {cap // 1048576} MB)",
                           "the page is bigger than web.py accepts")
-        chunks.append(chunk)
-    return b"".join(chunks)
+        body += chunk
+    return body
 
 
 def _request_once(method, url, data, headers, timeout, cap):
@@ -324,9 +327,12 @@ def _final_failure(service, base, problem, attempts, timeout):
 
 
 def parse_json(resp, service):
+    """The JSON body; the raw bytes are let go first, so a big page is never held three times."""
     import json
     try:
-        return json.loads(resp.body)
+        text = resp.body.decode("utf-8")
+        resp.body = resp.body[:800]   # enough for error messages
+        return json.loads(text)
     except ValueError:
         raise Failure(EXIT_UNEXPECTED, service,
                       f"sent something that is not JSON (HTTP {resp.status}): {resp.text_start()!r}",
@@ -514,7 +520,7 @@ def searxng_page(cfg, query, pageno, options):
     url = f"{cfg.searxng}/search?{urlencode(params)}"
     resp = http_request(cfg, "SearXNG", "GET", url, timeout=cfg.search_timeout, cap=SEARCH_CAP)
     if resp.status == 403 or (resp.status == 200 and resp.content_type != "application/json"
-                              and not resp.body.lstrip().startswith(b"{")):
+                              and not resp.looks_like_json()):
         raise Failure(EXIT_CONFIG, "SearXNG",
                       f"answered {resp.status} {resp.content_type or 'without a type'} to format=json",
                       "enable json under search.formats in its settings.yml "
@@ -622,7 +628,7 @@ def firecrawl_timeout_ms(timeout):
 
 def _firecrawl_verdict(resp):
     """A Firecrawl JSON error with a `code` is the page's failure, not the box's trouble."""
-    if not resp.body.lstrip().startswith(b"{"):
+    if not resp.looks_like_json():
         return False
     import json
     try:
@@ -670,11 +676,11 @@ def firecrawl_scrape(cfg, url, full_page):
     return {"markdown": markdown, "metadata": metadata}
 
 
-def page_failure(markdown, metadata, words):
+def page_failure(data, metadata, words):
     """The failure kind of a scraped page (challenge, error status, empty), most telling first."""
     title = str(metadata.get("title") or "")
     status = metadata.get("statusCode")
-    if CHALLENGE.search(title) or (words < SHORT_WORDS and CHALLENGE.search(markdown[:5000])):
+    if CHALLENGE.search(title) or (words < SHORT_WORDS and CHALLENGE.search(data[:5000].decode("utf-8", "ignore"))):
         return PageFailure("blocked", f"bot challenge or interstitial page ({title or 'no title'})")
     if isinstance(status, int) and status >= 400:
         return PageFailure("target-status", f"the site answered {status} {metadata.get('error') or ''}".strip())
@@ -687,57 +693,76 @@ def page_failure(markdown, metadata, words):
 # Content: sanitising, flags, headers
 # ---------------------------------------------------------------------------
 
+# Pages are scanned as UTF-8 bytes: one encode, then byte regexes and str-free counting keep
+# the save path of a 20 MB page well under a second (see tests/bench.py).
 INVISIBLE = re.compile("[\u00ad\u200b\u200c\u200d\u2060\ufeff\u202a-\u202e\u2066-\u2069\U000e0000-\U000e007f]")
-HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
-INSTRUCTIONS = re.compile(
-    r"\b(ignore|disregard|forget|override)\s+(all\s+|any\s+|the\s+|your\s+)*(previous|prior|above|earlier|preceding)?"
-    r"\s*(instructions|prompts?|rules|directions)\b|\byou are now\b|\bsystem prompt\b|\bnew instructions\b|"
-    r"\b(run|execute)\s+(this|the\s+following)?\s*(command|shell|bash|script)|\b(curl|wget)\s+\S+\s*\|\s*(ba)?sh\b|"
-    r"\b(reveal|print|send|read|cat|upload|exfiltrate)\b[^\n]{0,60}?(api[_ -]?keys?|passwords?|secrets?|"
-    r"tokens?|\.env\b|\.ssh\b|ssh keys?|credentials)", re.I)
-ROLE_TAGS = re.compile(r"<\|(im_start|im_end|system|user|assistant|endoftext)\|>|\[/?INST\]|</?(system|assistant)>|"
-                       r"^[ \t>]*(system|assistant)\s*:", re.I | re.M)
-FAKE_HEADER = re.compile(r"^[ \t]*>[ \t]*(source|query|fetched|relevance|title|status|flags|note)[ \t]*:", re.I | re.M)
-MARKDOWN_LINK = re.compile(r"!?\[([^\]\n]*)\]\([^)\n]*\)")
-CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+INVISIBLE_UTF8 = re.compile(  # the same characters, as their UTF-8 bytes
+    rb"\xc2\xad|\xe2\x80[\x8b-\x8d\xaa-\xae]|\xe2\x81[\xa0\xa6-\xa9]|\xef\xbb\xbf|\xf3\xa0[\x80\x81][\x80-\xbf]")
+HTML_COMMENT = re.compile(rb"<!--.*?-->", re.S)
+# Suspicion patterns run on lowercased bytes, only around their anchors: each alternative
+# contains one of the anchors, and bytes.find is ~20x faster than a regex over the whole page.
+SUSPICIONS = {
+    "instructions": (re.compile(
+        rb"\b(ignore|disregard|forget|override)\s+(all\s+|any\s+|the\s+|your\s+)*(previous|prior|above|earlier|"
+        rb"preceding)?\s*instructions\b|\byou are now\b|\bsystem prompt\b|\bnew instructions\b|"
+        rb"\b(run|execute)\s+(this|the\s+following)?\s*(shell\s+)?commands?\b|\b(curl|wget)\s+\S+\s*\|\s*(ba)?sh\b|"
+        rb"\b(reveal|print|send|read|cat|upload|exfiltrate)\b[^\n]{0,60}?(api[_ -]?keys?|passwords?|secrets?|"
+        rb"tokens?|\.env\b|\.ssh\b|ssh keys?|credentials)"),
+        (b"instruction", b"you are now", b"system prompt", b"command", b"curl", b"wget", b"api", b"password", b"secret",
+         b"token", b".env", b"ssh", b"credential")),
+    "role-tags": (re.compile(rb"<\|(im_start|im_end|system|user|assistant|endoftext)\|>|\[/?inst\]|"
+                             rb"</?(system|assistant)>|^[ \t>]*(system|assistant)[ \t]*:", re.M),
+                  (b"<|", b"inst]", b"system", b"assistant")),
+    "fake-header": (re.compile(rb"^[ \t]*>[ \t]*(source|query|fetched|relevance|title|status|flags|note)[ \t]*:",
+                               re.M), (b">",)),
+}
+LINK_TEXT = re.compile(rb"\[([^\]\n]*)\]\(")
+NOT_CJK_LEADS = bytes(b for b in range(256) if not 0xE3 <= b <= 0xE9)
+WHITESPACE_MAP = bytes(0 if chr(c).isspace() and c < 128 else 1 for c in range(256))
 
 
-def sanitise(markdown):
-    """Remove invisible characters and HTML comments; (text, {"invisible": n, "comments": n})."""
-    text, comments = HTML_COMMENT.subn("", markdown)
-    text, invisible = INVISIBLE.subn("", text)
-    return text, {"invisible": invisible, "comments": comments}
+def sanitise(data):
+    """Remove invisible characters and HTML comments from UTF-8 bytes; (bytes, {"invisible", "comments"})."""
+    data, comments = HTML_COMMENT.subn(b"", data)
+    data, invisible = INVISIBLE_UTF8.subn(b"", data)
+    return data, {"invisible": invisible, "comments": comments}
 
 
-def count_words(text):
-    """Whitespace-separated words, each CJK character counting as one; memory stays flat."""
-    words, start, step = 0, 0, 1 << 20
-    while start < len(text):
-        end = min(len(text), start + step)
-        while end < len(text) and not text[end].isspace():
-            end += 1
-        chunk = text[start:end]
-        words += len(chunk.split()) + len(CJK.findall(chunk))
-        start = end
+def count_words(data):
+    """Whitespace-separated words of UTF-8 bytes, each CJK character counting as one."""
+    for space in (b"\xc2\xa0", b"\xe3\x80\x80"):   # no-break and ideographic spaces
+        if space in data:
+            data = data.replace(space, b" ")
+    marks = data.translate(WHITESPACE_MAP)   # 0 for whitespace, 1 for the rest: a word starts at each 0→1
+    words = marks.count(b"\x00\x01") + marks.startswith(b"\x01")
+    if not data.isascii():   # a CJK character (U+3000–U+9FFF) is the only kind led by the bytes E3–E9
+        words += len(data.translate(None, NOT_CJK_LEADS))
     return words
 
 
-def content_flags(text, title, removed, words):
-    """Signals that a page deserves suspicion; they never block a save."""
+def suspicious(pattern, lowered, anchors, reach=200):
+    """True when the pattern matches near one of its anchors."""
+    for anchor in anchors:
+        at = lowered.find(anchor)
+        while at >= 0:
+            if pattern.search(lowered, max(0, at - reach), at + len(anchor) + reach):
+                return True
+            at = lowered.find(anchor, at + 1)
+    return False
+
+
+def content_flags(data, title, removed, words):
+    """Signals that a page (UTF-8 bytes) deserves suspicion; they never block a save."""
     flags = []
     if removed["invisible"]:
         flags.append(f"invisible-chars:{removed['invisible']}")
     if removed["comments"]:
         flags.append(f"html-comments:{removed['comments']}")
-    if INSTRUCTIONS.search(text):
-        flags.append("instructions")
-    if ROLE_TAGS.search(text):
-        flags.append("role-tags")
-    if FAKE_HEADER.search(text):
-        flags.append("fake-header")
+    lowered = data.lower()
+    flags += [name for name, (pattern, anchors) in SUSPICIONS.items() if suspicious(pattern, lowered, anchors)]
     if words < SHORT_WORDS:
         flags.append("short")
-    link_words = sum(len(m.group(1).split()) for m in MARKDOWN_LINK.finditer(text))
+    link_words = count_words(b" ".join(LINK_TEXT.findall(data)))
     if words and link_words * 2 > words:
         flags.append("link-heavy")
     if not title:
@@ -774,15 +799,30 @@ def split_saved(text):
         fields.setdefault(key.strip().lower(), value)
 
 
+def header_of(raw):
+    """(header fields, byte offset of the body) of a saved page's bytes."""
+    head = raw[:65536].decode("utf-8", "replace")
+    fields, body = split_saved(head)
+    return fields, len(head[:len(head) - len(body)].encode("utf-8"))
+
+
 def read_header(path):
     """The header fields of a saved page ("(none)" values count as missing)."""
     with open(path, "rb") as handle:
-        fields = split_saved(handle.read(65536).decode("utf-8", "replace"))[0]
+        fields = header_of(handle.read(65536))[0]
     return {k: v for k, v in fields.items() if v and v != "(none)"}
 
 
-def render_page(header, body):
-    return header + body + ("" if body.endswith("\n") else "\n")
+def encode_page(header, body):
+    """(chunks, sha256 of the saved body, size) of a page file from its header and UTF-8 body;
+    the saved body always ends in a newline. The chunks are written one after another, never joined."""
+    import hashlib
+    digest = hashlib.sha256(body)
+    chunks = [header.encode("utf-8"), body]
+    if not body.endswith(b"\n"):
+        digest.update(b"\n")
+        chunks.append(b"\n")
+    return chunks, digest.hexdigest(), sum(len(c) for c in chunks)
 
 
 # ---------------------------------------------------------------------------
@@ -867,13 +907,14 @@ class TopicLock:
         os.close(self.fd)
 
 
-def atomic_write(path, data):
+def atomic_write(path, *chunks):
     """Write bytes through a temporary file in the same folder and a rename."""
     folder = os.path.dirname(path) or "."
     tmp = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}.{time.monotonic_ns()}.tmp")
     try:
         with open(tmp, "wb") as handle:
-            handle.write(data)
+            for chunk in chunks:
+                handle.write(chunk)
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -918,10 +959,10 @@ class TopicStore:
             if not cached or cached[:2] != (stat.st_mtime_ns, stat.st_size):
                 with open(path, "rb") as handle:
                     raw = handle.read()
-                fields, body = split_saved(raw.decode("utf-8", "replace"))
+                fields, offset = header_of(raw)
                 source = fields.get("source")
                 cached = (stat.st_mtime_ns, stat.st_size, url_key(source) if source else None,
-                          self._sha256(body.encode("utf-8")).hexdigest())
+                          self._sha256(memoryview(raw)[offset:]).hexdigest())
             live[name] = cached
             if cached[2]:
                 by_key.setdefault(cached[2], path)
@@ -932,20 +973,23 @@ class TopicStore:
     def saved_path(self, url):
         return self.refresh()[0].get(url_key(url))
 
-    def save(self, url, body, header, force):
-        """Save under the lock: ("saved", path) or ("skipped", reason, path)."""
-        sha = self._sha256(body.encode("utf-8")).hexdigest()
+    def save(self, url, header, body, force):
+        """Save under the lock: (outcome, skip reason, path, sha256, bytes); outcome is saved or skipped."""
+        chunks, sha, size = encode_page(header, body)
         with self.lock():
             by_key, by_sha = self.refresh()
             existing = by_key.get(url_key(url))
             if existing and not force:
-                return "skipped", "already saved", existing, sha
+                return "skipped", "already saved", existing, sha, size
             twin = by_sha.get(sha)
             if twin and twin != existing:
-                return "skipped", "duplicate", twin, sha
+                return "skipped", "duplicate", twin, sha, size
             path = existing or self._free_path(url_slug(url))
-            atomic_write(path, render_page(header, body).encode("utf-8"))
-            return "saved", None, path, sha
+            try:
+                atomic_write(path, *chunks)
+            except OSError as err:
+                raise writable_error(path, err)
+            return "saved", None, path, sha, size
 
     def _free_path(self, slug):
         taken = set(os.listdir(self.web_dir))
@@ -1194,9 +1238,8 @@ def read_candidates(source):
 
 
 def prepare_page(result, url, query, relevance):
-    """(header, body, title, words, flags) for a scraped page, or a PageFailure."""
-    body, removed = sanitise(result["markdown"])
-    del result["markdown"]
+    """(header, body as UTF-8 bytes, title, words, flags) for a scraped page, or a PageFailure."""
+    body, removed = sanitise(result.pop("markdown").encode("utf-8"))
     metadata = result["metadata"]
     words = count_words(body)
     failure = page_failure(body, metadata, words)
@@ -1275,7 +1318,7 @@ def scrape_to_stdout(args, cfg, candidate):
         _, body, _, _, _ = scrape_single(args, cfg, candidate)
     except (PageFailure, Failure) as err:
         return single_failure(args, candidate, err, time.monotonic())
-    write_out(body if body.endswith("\n") else body + "\n")
+    write_out(body.decode("utf-8") + ("" if body.endswith(b"\n") else "\n"))
     return EXIT_OK
 
 
@@ -1285,18 +1328,16 @@ def scrape_to_file(args, cfg, candidate):
         header, body, title, words, flags = scrape_single(args, cfg, candidate)
     except (PageFailure, Failure) as err:
         return single_failure(args, candidate, err, started)
-    data = render_page(header, body).encode("utf-8")
+    chunks, sha, size = encode_page(header, body)
     path = os.path.abspath(args.out)
     try:
         if os.path.dirname(path):
             os.makedirs(os.path.dirname(path), exist_ok=True)
-        atomic_write(path, data)
+        atomic_write(path, *chunks)
     except OSError as err:
         raise writable_error(path, err)
-    import hashlib
     entry = {"url": candidate["url"], "path": display_path(path), "title": title, "words": words,
-             "bytes": len(data), "sha256": hashlib.sha256(body.encode("utf-8")).hexdigest(), "flags": flags,
-             "elapsed_ms": elapsed_ms(started)}
+             "bytes": size, "sha256": sha, "flags": flags, "elapsed_ms": elapsed_ms(started)}
     if args.json:
         emit_json({"schema": "web.scrape/1", "ok": True, "saved": [entry], "failed": [], "skipped": [],
                    "not_attempted": [], "elapsed_ms": elapsed_ms(started)})
@@ -1312,7 +1353,7 @@ def run_scrape_batch(args, cfg, store, candidates):
     interrupt never leaves a half-written page or ledger line behind.
     """
     from collections import deque
-    from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+    from concurrent.futures import ThreadPoolExecutor
     run, rounds = current_run(store.events())
     workers = args.workers or cfg.workers
     report = {"schema": "web.scrape/1", "ok": True, "saved": [], "failed": [], "skipped": [], "not_attempted": []}
@@ -1338,7 +1379,7 @@ def run_scrape_batch(args, cfg, store, candidates):
             report["failed"].append({"url": candidate["url"], "kind": err.kind or "http", "error": err.line()})
             record(candidate, "failed", kind=err.kind or "http", error=err.line())
             return
-        outcome, reason, path, sha = store.save(candidate["url"], body, header, args.force)
+        outcome, reason, path, sha, size = store.save(candidate["url"], header, body, args.force)
         shown = display_path(path)
         if outcome == "skipped":
             entry = {"url": candidate["url"], "reason": reason, "path": shown}
@@ -1347,47 +1388,55 @@ def run_scrape_batch(args, cfg, store, candidates):
             report["skipped"].append(entry)
             record(candidate, "skipped", reason=reason, path=shown)
             return
-        data_bytes = len(render_page(header, body).encode("utf-8"))
         report["saved"].append({"url": candidate["url"], "path": shown, "title": title, "words": words,
-                                "bytes": data_bytes, "sha256": sha, "flags": flags, "elapsed_ms": elapsed_ms(began)})
+                                "bytes": size, "sha256": sha, "flags": flags, "elapsed_ms": elapsed_ms(began)})
         record(candidate, "saved", path=shown, sha256=sha, words=words, flags=flags, title=title)
         progress(f"[{len(report['saved'])}] saved {shown}")
 
+    def start(candidate):
+        """A future fetching the candidate, or None when it is settled without a request."""
+        problem = scrape_url_problem(candidate["url"], cfg.host, args.allow_private)
+        if problem:
+            report["failed"].append({"url": candidate["url"], "kind": "invalid-url", "error": problem})
+            record(candidate, "failed", kind="invalid-url", error=problem)
+            return None
+        key = url_key(candidate["url"])
+        if key in seen_keys:   # listed twice: the first entry speaks for it
+            return None
+        seen_keys.add(key)
+        existing = store.saved_path(candidate["url"])
+        if existing and not args.force:
+            report["skipped"].append({"url": candidate["url"], "reason": "already saved",
+                                      "path": display_path(existing)})
+            record(candidate, "skipped", reason="already saved", path=display_path(existing))
+            return None
+        if existing:   # a re-scrape keeps the query and relevance the page was saved with
+            fields = read_header(existing)
+            candidate.update(query=candidate["query"] or fields.get("query"),
+                             relevance=candidate["relevance"] or fields.get("relevance"))
+        return pool.submit(firecrawl_scrape, cfg, candidate["url"], args.full_page)
+
+    def budget_left():
+        return args.limit is None or len(report["saved"]) + len(in_flight) < args.limit
+
     pool = ThreadPoolExecutor(max_workers=workers)
+    gate = InterruptGate()
     try:
-        while pending or in_flight:
-            while (pending and len(in_flight) < workers and not box_failures
-                   and (args.limit is None or len(report["saved"]) + len(in_flight) < args.limit)):
-                candidate = pending.popleft()
-                key = url_key(candidate["url"])
-                problem = scrape_url_problem(candidate["url"], cfg.host, args.allow_private)
-                if problem:
-                    report["failed"].append({"url": candidate["url"], "kind": "invalid-url", "error": problem})
-                    record(candidate, "failed", kind="invalid-url", error=problem)
-                    continue
-                if key in seen_keys:
-                    continue
-                seen_keys.add(key)
-                existing = store.saved_path(candidate["url"])
-                if existing and args.force:  # a re-scrape keeps the query and relevance it was saved with
-                    fields = read_header(existing)
-                    candidate = dict(candidate, query=candidate["query"] or fields.get("query"),
-                                     relevance=candidate["relevance"] or fields.get("relevance"))
-                elif existing:
-                    report["skipped"].append({"url": candidate["url"], "reason": "already saved",
-                                              "path": display_path(existing)})
-                    record(candidate, "skipped", reason="already saved", path=display_path(existing))
-                    continue
-                future = pool.submit(firecrawl_scrape, cfg, candidate["url"], args.full_page)
-                in_flight[future] = (candidate, time.monotonic())
-            if not in_flight:
-                break
-            done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
-            for future in done:
-                settle(future, *in_flight.pop(future))
+        with gate:
+            while pending or in_flight:
+                while pending and len(in_flight) < workers and not box_failures and budget_left():
+                    candidate = pending.popleft()
+                    future = start(candidate)
+                    if future:
+                        in_flight[future] = (candidate, time.monotonic())
+                if not in_flight:
+                    break
+                done, _ = gate.wait(in_flight)
+                for future in done:
+                    settle(future, *in_flight.pop(future))
     except KeyboardInterrupt:
         report["interrupted"] = True
-        report["not_attempted"] = [c["url"] for c, _ in in_flight.values()]
+        report["not_attempted"] = [c["url"] for c, _ in in_flight.values()] + [c["url"] for c in pending]
         raise Interrupted(report, pool)
     pool.shutdown(wait=True)
     report["not_attempted"] = [c["url"] for c in pending]
@@ -1409,6 +1458,43 @@ def run_scrape_batch(args, cfg, store, candidates):
     report["ok"] = code == EXIT_OK
     report["code"] = code
     return report
+
+
+class InterruptGate:
+    """Ctrl-C takes effect only while the batch waits on the network, never between saving a
+    page and writing its ledger line: the pages and the ledger always agree."""
+
+    def __init__(self):
+        self.open = self.pending = False
+        self.previous = None
+
+    def __enter__(self):
+        import signal
+        import threading
+        if threading.current_thread() is threading.main_thread() and \
+                signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            self.previous = signal.signal(signal.SIGINT, self._on_sigint)
+        return self
+
+    def __exit__(self, *exc):
+        if self.previous is not None:
+            import signal
+            signal.signal(signal.SIGINT, self.previous)
+
+    def _on_sigint(self, signum, frame):
+        if self.open:
+            raise KeyboardInterrupt
+        self.pending = True
+
+    def wait(self, futures):
+        from concurrent.futures import FIRST_COMPLETED, wait
+        if self.pending:
+            raise KeyboardInterrupt
+        self.open = True
+        try:
+            return wait(futures, return_when=FIRST_COMPLETED)
+        finally:
+            self.open = False
 
 
 class Interrupted(Exception):
@@ -1472,7 +1558,7 @@ def cmd_doctor(args, cfg):
         check("firecrawl", False, f"test scrape of {args.scrape_url} failed: {err.kind}: {err.error}",
               EXIT_UNREACHABLE, "is Firecrawl's queue worker running? check its logs, or try --scrape-url")
     else:
-        detail = f"{cfg.firecrawl}: scraped {args.scrape_url} ({count_words(page['markdown'])} words)"
+        detail = f"{cfg.firecrawl}: scraped {args.scrape_url} ({count_words(page['markdown'].encode('utf-8'))} words)"
         check("firecrawl", True, detail + ("; key accepted" if cfg.api_key else ""))
     probe = os.path.join(cfg.md_root, f".doctor-{os.getpid()}")
     try:
@@ -1590,9 +1676,10 @@ def manifest_facts(store):
     for key, path in by_key.items():
         name = os.path.basename(path)
         with open(path, "rb") as handle:
-            fields, body = split_saved(handle.read().decode("utf-8", "replace"))
+            raw = handle.read()
+        fields, offset = header_of(raw)
         saved.append({"n": numbers.get(name), "path": f"web/{name}", "url": fields.get("source"),
-                      "title": fields.get("title"), "words": count_words(body),
+                      "title": fields.get("title"), "words": count_words(raw[offset:]),
                       "flags": fields.get("flags") or "", "fetched": fields.get("fetched")})
         if key in candidates:
             candidates[key]["outcome"] = "saved"
@@ -1675,6 +1762,7 @@ def cmd_manifest(args, cfg):
 # --- cite-check --------------------------------------------------------------
 
 CITATION = re.compile(r"\[([^\]\n]+)\]\(([^)\s]+)\)")
+MARKDOWN_LINK = re.compile(r"!?\[([^\]\n]*)\]\([^)\n]*\)")
 QUOTE = re.compile(r"\"([^\"\n]{3,}?)\"|“([^”\n]{3,}?)”")
 NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 QUOTE_FOLD = str.maketrans({"“": '"', "”": '"', "„": '"', "‟": '"', "‘": "'", "’": "'", "‚": "'", "‛": "'",

@@ -266,16 +266,16 @@ class FirecrawlStandIn(StandIn):
             answer["details"][0]["keys"] = unknown
             return Reply(400, answer, content_type="application/json; charset=utf-8")
         url = body.get("url")
+        answer = self.pages.get(url)
+        if isinstance(answer, Reply):   # a scripted reply keeps its own delay (fast failures stay fast)
+            return answer
         if self.delay:
             time.sleep(self.delay)
-        answer = self.pages.get(url)
         if answer is None:
             answer = copy.deepcopy(ARTICLE)
             answer["data"]["metadata"].update(url=url, sourceURL=url)
             parts = urlsplit(url)
             answer["data"]["markdown"] = article_markdown(f"{parts.netloc}{parts.path} {parts.query}".strip())
-        if isinstance(answer, Reply):
-            return answer
         return Reply(200, answer, content_type="application/json; charset=utf-8")
 
 

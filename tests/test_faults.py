@@ -190,6 +190,8 @@ def test_sigint_mid_batch_keeps_finished_pages_and_leaves_nothing_partial(fire, 
     events = [json.loads(line) for line in (web_dir / "_ledger.jsonl").read_text("utf-8").splitlines()]
     assert sorted(os.path.basename(e["path"]) for e in events if e["outcome"] == "saved") == pages
     assert sorted(os.path.basename(e["path"]) for e in report["saved"]) == pages
+    accounted = {e["url"] for e in report["saved"]} | {e["url"] for e in report["failed"]} | set(report["not_attempted"])
+    assert accounted == set(urls)                                       # every URL is accounted for
 
 
 def test_two_processes_scraping_into_one_topic_lose_nothing(fire, md_root):

@@ -84,7 +84,7 @@ def test_already_saved_urls_are_skipped_unless_forced(run, fire, md_root):
 
 
 def test_identical_content_is_reported_as_duplicate(run, fire, md_root):
-    same = article_markdown("syndicated story")
+    same = article_markdown("syndicated story").rstrip("\n")   # saved with a final newline added
     fire.set_page("https://original.org/story", page_body("https://original.org/story", same))
     fire.set_page("https://mirror.net/copy", page_body("https://mirror.net/copy", same))
     run("scrape", "https://original.org/story", "--topic", "t")

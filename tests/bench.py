@@ -1,0 +1,237 @@
+#!/usr/bin/env python3
+"""Benchmark of web.py against its physical limits, measured side by side in one run.
+
+Not a test (pytest does not collect it): `python3 tests/bench.py [--quick] [--json-out PATH]`.
+It starts its own loopback stand-ins with injected latency, runs web.py as a user does (one
+process per call), and reports each figure as a ratio to the limit measured in the same run.
+"""
+
+import argparse
+import json
+import math
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+TESTS = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(TESTS)
+sys.path.insert(0, TESTS)
+
+from standins import FirecrawlStandIn, Reply, SearxngStandIn, captured_reply, make_hit, page_body  # noqa: E402
+
+PY = sys.executable   # the interpreter itself, not a shim in front of it
+WEB = os.path.join(ROOT, "web.py")
+
+
+def run_web(env, *argv):
+    started = time.perf_counter()
+    proc = subprocess.run([PY, WEB, *argv], env=env, capture_output=True)
+    wall = time.perf_counter() - started
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"bench: web.py {' '.join(argv)} failed ({proc.returncode}): {proc.stderr.decode()}")
+    return wall, proc.stdout
+
+
+def median_wall(env, reps, *argv):
+    return statistics.median(run_web(env, *argv)[0] for _ in range(reps))
+
+
+def fan_out(env, searx, quick):
+    latency = 0.1 if quick else 0.3
+    searx.delay = latency
+    for i in range(8):
+        searx.set_results(f"q{i}", [make_hit(f"https://fan.example/{i}/{n}") for n in range(10)])
+    reps = 1 if quick else 3
+    single = median_wall(env, reps, "search", "q0", "--max", "10", "--json")
+    rows = []
+    for k in (4, 8):
+        wall = median_wall(env, reps, "search", *[f"q{i}" for i in range(k)], "--max", "10", "--json")
+        limit = math.ceil(k / 4) * single
+        rows.append((f"fan-out search, K={k}, W=4, {int(latency * 1000)} ms/request",
+                     wall / limit, "<= 1.15", wall / limit <= 1.15,
+                     f"{wall:.3f} s vs {math.ceil(k / 4)} x {single:.3f} s (one single-query call)"))
+    searx.delay = 0
+    return rows
+
+
+def budgeted_scrape(env, fire, quick):
+    latency = 0.3 if quick else 1.0
+    fire.delay = latency
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        picks = os.path.join(tmp, "picks.json")
+        with open(picks, "w", encoding="utf-8") as handle:
+            json.dump([{"url": f"https://budget.example/a{i}"} for i in range(12)], handle)
+        wall, out = run_web(env, "scrape", "--topic", "bench-a", "--from", picks, "--workers", "4", "--limit", "12",
+                            "--json")
+        saved = len(json.loads(out)["saved"])
+        limit = 3 * latency
+        rows.append((f"budgeted scrape, 12 candidates, {latency:g} s/page, W=4, --limit 12", wall / limit, "<= 1.10",
+                     wall / limit <= 1.10 and saved == 12, f"{wall:.3f} s vs 3 x {latency:g} s; {saved} saved"))
+        urls = [f"https://budget.example/b{i}" for i in range(15)]
+        for url in urls[0:6:2]:
+            fire.set_page(url, captured_reply("notfound.json"))   # answers at once: a failed target
+        with open(picks, "w", encoding="utf-8") as handle:
+            json.dump([{"url": u} for u in urls], handle)
+        wall, out = run_web(env, "scrape", "--topic", "bench-b", "--from", picks, "--workers", "4", "--limit", "12",
+                            "--json")
+        report = json.loads(out)
+        rows.append(("  same, 3 of the first 6 failing fast, 15 candidates", wall / limit, "<= 1.20",
+                     wall / limit <= 1.20 and len(report["saved"]) == 12,
+                     f"{wall:.3f} s; {len(report['saved'])} saved, {len(report['failed'])} failed"))
+    fire.delay = 0
+    return rows
+
+
+def deep_paging(env, searx):
+    searx.delay = 0.05
+    rows = []
+    for available, expected in ((70, 5), (25, 4)):
+        query = f"deep{available}"
+        hits = [make_hit(f"https://deep.example/{query}/{n}") for n in range(available)]
+        searx.set_results(query, *[hits[i:i + 10] for i in range(0, available, 10)])
+        before = len(searx.requests)
+        wall, out = run_web(env, "search", query, "--max", "50", "--json")
+        made = len(searx.requests) - before
+        got = len(json.loads(out)["results"])
+        rows.append((f"deep paging, --max 50, {available} available at 10/page", made / expected,
+                     f"== 1.00 ({expected} requests)", made == expected,
+                     f"{made} requests, {got} results, {wall:.3f} s"))
+    searx.delay = 0
+    return rows
+
+
+def startup(reps):
+    version, bare = [], []
+    for _ in range(reps):   # interleaved, so that machine noise hits both alike
+        started = time.perf_counter()
+        subprocess.run([PY, WEB, "--version"], capture_output=True, check=True)
+        version.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        subprocess.run([PY, "-c", "pass"], capture_output=True, check=True)
+        bare.append(time.perf_counter() - started)
+    ratio = statistics.median(version) / statistics.median(bare)
+    return [(f"start-up, web.py --version vs python -c pass, median of {reps}", ratio, "<= 2.0", ratio <= 2.0,
+             f"{statistics.median(version) * 1000:.1f} ms vs {statistics.median(bare) * 1000:.1f} ms")]
+
+
+def realistic_rows(rng, n):
+    """Result rows with the lengths engines send: URLs 40-100, titles 30-80, snippets 120-220 characters."""
+    words = "tide pool ecology shore zone species anemone barnacle study survey coastal marine habitat".split()
+
+    def text(lo, hi):
+        out = ""
+        while len(out) < rng.randint(lo, hi):
+            out += rng.choice(words) + " "
+        return out.strip()
+    rows = []
+    for i in range(n):
+        url = f"https://{rng.choice(['www.', ''])}{text(6, 14).replace(' ', '')}.org/" + \
+              text(20, 70).replace(" ", "/")[:80] + f"/{i}"
+        row = make_hit(url, text(30, 80), text(120, 220), engine=rng.choice(["bing", "duckduckgo", "brave"]))
+        row["engines"] = rng.sample(["bing", "duckduckgo", "brave", "qwant"], rng.randint(1, 3))
+        rows.append(row)
+    return rows
+
+
+def bytes_per_result(env, searx):
+    rows = realistic_rows(random.Random(7), 50)
+    searx.set_results("bytes", *[rows[i:i + 10] for i in range(0, 50, 10)])
+    _, out = run_web(env, "search", "bytes", "--max", "50", "--json")
+    answer = json.loads(out)
+    sizes = [len(json.dumps(r, ensure_ascii=False, separators=(",", ":")).encode()) for r in answer["results"]]
+    per_result = statistics.median(sizes)
+    _, human = run_web(env, "search", "bytes", "--max", "50")
+    per_hit = len(human) / len(answer["results"])
+    return [("search --json bytes per result (median, 50 results)", per_result / 450, "<= 1.00 (450 B)",
+             per_result <= 450, f"{per_result:.0f} B/result; whole answer {len(out)} B"),
+            ("  human list bytes per hit", per_hit, "(reported)", True, f"{per_hit:.0f} B/hit")]
+
+
+SAVE_CHILD = r"""
+import json, os, resource, sys, time
+sys.path.insert(0, sys.argv[1])
+import web
+cfg = web.Config(os.environ)
+baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+result = web.firecrawl_scrape(cfg, sys.argv[2], False)
+size = len(result["markdown"].encode("utf-8"))
+store = web.TopicStore(cfg, "bench-save")
+started = time.perf_counter()
+header, body, title, words, flags = web.prepare_page(result, sys.argv[2], "q", "r")
+outcome = store.save(sys.argv[2], header, body, False)
+elapsed = time.perf_counter() - started
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({"size": size, "elapsed": elapsed, "baseline_kb": baseline, "peak_kb": peak,
+                  "outcome": outcome[0], "flags": flags}))
+"""
+
+
+def big_page(megabytes):
+    rng = random.Random(11)
+    paragraph = ("Tide pools hold seawater when the tide goes out; anemones, sea stars and small fish live there. "
+                 "See the [tide tables](https://example.org/tides) and the 조수 웅덩이 survey.\u200b ")
+    parts, size = [], 0
+    while size < megabytes * 1024 * 1024:
+        chunk = f"## Section {len(parts)}\n\n" + paragraph * rng.randint(3, 8) + "\n\n"
+        parts.append(chunk)
+        size += len(chunk.encode("utf-8"))
+    return "".join(parts)
+
+
+def save_path(env, fire, megabytes):
+    url = "https://big.example/page"
+    fire.set_page(url, page_body(url, big_page(megabytes), title="A big page"))
+    # Linux carries a parent's peak RSS into a forked child's ru_maxrss; this big process must not be
+    # the measured child's parent, so a small launcher starts it.
+    launcher = "import subprocess, sys; sys.exit(subprocess.run(sys.argv[1:]).returncode)"
+    proc = subprocess.run([PY, "-c", launcher, PY, "-c", SAVE_CHILD, ROOT, url], env=env, capture_output=True,
+                          check=True)
+    data = json.loads(proc.stdout)
+    mb = data["size"] / 1e6
+    rate = mb / data["elapsed"]
+    used = (data["peak_kb"] - data["baseline_kb"]) * 1024
+    return [(f"save path of a {mb:.0f} MB page (sanitise + flags + header + atomic write)", rate / 50, ">= 1.00 (50 MB/s)",
+             rate >= 50, f"{rate:.0f} MB/s ({data['elapsed'] * 1000:.0f} ms)"),
+            ("  peak memory of the scrape (fetch + save) over the page size", used / data["size"], "< 5.0",
+             used / data["size"] < 5, f"{used / 1e6:.0f} MB above a {data['baseline_kb'] / 1024:.0f} MB baseline")]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a smoke run of a few seconds (shorter latencies)")
+    parser.add_argument("--json-out", metavar="PATH", help="also write the table as JSON")
+    args = parser.parse_args()
+    searx, fire = SearxngStandIn(), FirecrawlStandIn()
+    with tempfile.TemporaryDirectory() as md_root:
+        env = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy")}
+        env.update(WEBTOOLS_HOST="127.0.0.1", SEARXNG_URL=searx.url, FIRECRAWL_URL=fire.url, WEB_MD_ROOT=md_root,
+                   PYTHONPATH=os.path.join(TESTS, "guard"))
+        rows = fan_out(env, searx, args.quick)
+        rows += budgeted_scrape(env, fire, args.quick)
+        rows += deep_paging(env, searx)
+        rows += startup(5 if args.quick else 20)
+        rows += bytes_per_result(env, searx)
+        rows += save_path(env, fire, 2 if args.quick else 20)
+    searx.close()
+    fire.close()
+    machine = f"{os.cpu_count()} cores, Python {sys.version.split()[0]}, {sys.platform}"
+    width = max(len(r[0]) for r in rows)
+    print(f"web.py benchmark ({'quick' if args.quick else 'full'}; {machine})")
+    print(f"{'figure':<{width}}  {'measured':>8}  {'target':<22} met   detail")
+    for name, ratio, target, met, detail in rows:
+        print(f"{name:<{width}}  {ratio:>8.2f}  {target:<22} {'yes' if met else 'NO ':<4}  {detail}")
+    if args.json_out:
+        with open(args.json_out, "w", encoding="utf-8") as handle:
+            json.dump({"machine": machine, "quick": args.quick,
+                       "figures": [{"figure": n.strip(), "ratio": round(r, 3), "target": t, "met": m, "detail": d}
+                                   for n, r, t, m, d in rows]}, handle, ensure_ascii=False, indent=1)
+    return 0 if all(r[3] for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
