@@ -2033,7 +2033,8 @@ def main(argv=None):
     except Failure as err:
         say_error(err.line())
         if wants_json:
-            emit_json({"ok": False, "errors": [error_entry(err)]})
+            command = next((a for a in argv if a in COMMANDS), None)
+            emit_json({"schema": f"web.{command}/1" if command else None, "ok": False, "errors": [error_entry(err)]})
         return err.code
     except Interrupted as stop:
         report = stop.report

@@ -43,20 +43,21 @@ def loopback_only(monkeypatch, tmp_path):
     yield
 
 
-@pytest.fixture
-def searx(monkeypatch):
-    server = SearxngStandIn()
-    monkeypatch.setenv("SEARXNG_URL", server.url)
+def _serve(monkeypatch, standin_class, variable):
+    server = standin_class()
+    monkeypatch.setenv(variable, server.url)
     yield server
     server.close()
+
+
+@pytest.fixture
+def searx(monkeypatch):
+    yield from _serve(monkeypatch, SearxngStandIn, "SEARXNG_URL")
 
 
 @pytest.fixture
 def fire(monkeypatch):
-    server = FirecrawlStandIn()
-    monkeypatch.setenv("FIRECRAWL_URL", server.url)
-    yield server
-    server.close()
+    yield from _serve(monkeypatch, FirecrawlStandIn, "FIRECRAWL_URL")
 
 
 @pytest.fixture

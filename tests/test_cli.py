@@ -51,7 +51,9 @@ def test_bad_input_is_one_line_and_exit_2(cli, argv, env, code, text):
 
 def test_json_mode_prints_valid_json_even_on_config_errors(cli):
     r = cli("search", "q", "--json", env={"SEARXNG_PORT": "abc"})
-    assert r.code == 2 and json.loads(r.out)["ok"] is False
+    assert r.code == 2 and json.loads(r.out) == {
+        "schema": "web.search/1", "ok": False, "errors": [{"service": "config", "code": 2, "error": (
+            "config: SEARXNG_PORT='abc' is not valid — set a port number from 1 to 65535")}]}
 
 
 def test_every_exit_code_from_a_real_process(cli, searx, fire, tmp_path):
