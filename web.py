@@ -1520,16 +1520,22 @@ def cmd_doctor(args, cfg):
     def check(name, ok, detail, code=EXIT_OK, fix=""):
         checks.append({"name": name, "ok": ok, "detail": detail, "code": EXIT_OK if ok else code, "fix": fix})
 
-    config = {name: {"value": "***" if name == "FIRECRAWL_API_KEY" and cfg.api_key else value,
-                     "source": cfg.sources.get(name, "default")}
-              for name, value in (("WEBTOOLS_HOST", cfg.host), ("SEARXNG_URL", cfg.searxng),
-                                  ("FIRECRAWL_URL", cfg.firecrawl), ("FIRECRAWL_API_KEY", cfg.api_key or "(unset)"),
-                                  ("WEB_TIMEOUT", f"{cfg.search_timeout:g}/{cfg.scrape_timeout:g}"),
-                                  ("WEB_RETRIES", cfg.retries), ("WEB_WORKERS", cfg.workers),
-                                  ("WEB_MD_ROOT", display_path(cfg.md_root)))}
-    for name in ("SEARXNG_PORT", "FIRECRAWL_PORT"):
-        if cfg.sources.get(name.replace("PORT", "URL")) == "environment":
-            config["SEARXNG_URL" if "SEARX" in name else "FIRECRAWL_URL"]["source"] = "environment"
+    def source(name, parts=()):
+        """Where a value came from; a URL built from host and port names the variables it came from."""
+        if cfg.sources[name] == "environment":
+            return "environment"
+        given = [part for part in parts if cfg.sources[part] == "environment"]
+        return f"{' + '.join(given)} from the environment" if given else "default"
+
+    config = {name: {"value": value, "source": source(name, parts)} for name, value, parts in (
+        ("WEBTOOLS_HOST", cfg.host, ()),
+        ("SEARXNG_URL", cfg.searxng, ("WEBTOOLS_HOST", "SEARXNG_PORT")),
+        ("FIRECRAWL_URL", cfg.firecrawl, ("WEBTOOLS_HOST", "FIRECRAWL_PORT")),
+        ("FIRECRAWL_API_KEY", "***" if cfg.api_key else "(unset)", ()),
+        ("WEB_TIMEOUT", f"{cfg.search_timeout:g}/{cfg.scrape_timeout:g}", ()),
+        ("WEB_RETRIES", cfg.retries, ()), ("WEB_WORKERS", cfg.workers, ()),
+        ("WEB_MD_ROOT", display_path(cfg.md_root), ()))}
+    cfg.retries = 0   # a check is a check: one attempt each, so a dead box is reported at once
     import urllib.request
     from urllib.parse import urlsplit
     proxies = urllib.request.getproxies()

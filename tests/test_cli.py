@@ -117,6 +117,15 @@ def test_doctor_fails_on_a_refused_key(run, searx, fire, monkeypatch):
 def test_doctor_fails_when_searxng_is_unreachable(run, fire):
     r = run("doctor")
     assert r.code == web.EXIT_UNREACHABLE and "FAIL searxng" in r.out and "ok   firecrawl" in r.out
+    assert "refused the connection (1 attempt)" in r.out      # a check is one attempt, not three
+
+
+def test_doctor_names_where_a_url_built_from_host_and_port_came_from(run, searx, fire, monkeypatch):
+    monkeypatch.delenv("SEARXNG_URL")
+    monkeypatch.setenv("SEARXNG_PORT", searx.url.rsplit(":", 1)[1])
+    config = run("doctor", "--json").json["config"]
+    assert config["SEARXNG_URL"] == {"value": searx.url, "source": "WEBTOOLS_HOST + SEARXNG_PORT from the environment"}
+    assert config["WEBTOOLS_HOST"] == {"value": "127.0.0.1", "source": "environment"}
 
 
 def test_doctor_fails_when_a_proxy_would_intercept(run, searx, fire, monkeypatch):

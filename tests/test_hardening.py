@@ -160,7 +160,8 @@ BAD_ENV = [
     ({"SEARXNG_PORT": "abc"}, "SEARXNG_PORT"), ({"SEARXNG_PORT": "0"}, "SEARXNG_PORT"),
     ({"FIRECRAWL_PORT": "70000"}, "FIRECRAWL_PORT"), ({"WEB_TIMEOUT": "-5"}, "WEB_TIMEOUT"),
     ({"WEB_TIMEOUT": "0"}, "WEB_TIMEOUT"), ({"WEB_TIMEOUT": "nan"}, "WEB_TIMEOUT"),
-    ({"WEBTOOLS_HOST": "http://10.10.20.37"}, "WEBTOOLS_HOST"), ({"SEARXNG_URL": "box:8080"}, "SEARXNG_URL"),
+    ({"WEBTOOLS_HOST": "http://10.10.20.37"}, "WEBTOOLS_HOST"),  # rejected: a scheme in the host
+    ({"SEARXNG_URL": "box:8080"}, "SEARXNG_URL"),
     ({"FIRECRAWL_URL": "ftp://box/"}, "FIRECRAWL_URL"), ({"WEB_RETRIES": "many"}, "WEB_RETRIES"),
     ({"WEB_WORKERS": "0"}, "WEB_WORKERS"),
 ]

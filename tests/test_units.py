@@ -210,12 +210,17 @@ def test_count_words_counts_cjk_characters():
 
 # --- SSRF guard -----------------------------------------------------------------
 
-PRIVATE = ["http://127.0.0.1/x", "http://127.1/x", "http://2130706433/x", "http://0x7f000001/x",
-           "http://0177.0.0.1/x", "http://0x7f.0.0.1/x", "http://10.10.20.37:8080/", "http://192.168.1.1/",
-           "http://172.16.0.1/", "http://169.254.169.254/latest/meta-data", "http://0.0.0.0/", "http://[::1]/",
-           "http://[::ffff:127.0.0.1]/", "http://[fe80::1]/", "http://224.0.0.1/", "http://240.0.0.1/",
-           "http://localhost/x", "http://app.localhost/", "http://printer.local/", "http://db.internal/",
-           "http://metadata.google.internal/computeMetadata/v1/", "http://intranet/", "http://100.64.0.1/"]
+PRIVATE = [  # private or loopback forms: each is refused from the URL text, never connected to
+    "http://127.0.0.1/x", "http://127.1/x", "http://2130706433/x", "http://0x7f000001/x",
+    "http://0177.0.0.1/x", "http://0x7f.0.0.1/x",
+    "http://10.10.20.37:8080/",  # the default box: refused as private
+    "http://192.168.1.1/",  # private: refused
+    "http://172.16.0.1/",  # private: refused
+    "http://169.254.169.254/latest/meta-data",  # link-local metadata: refused
+    "http://0.0.0.0/", "http://[::1]/", "http://[::ffff:127.0.0.1]/", "http://[fe80::1]/", "http://224.0.0.1/",
+    "http://240.0.0.1/", "http://localhost/x", "http://app.localhost/", "http://printer.local/",
+    "http://db.internal/", "http://metadata.google.internal/computeMetadata/v1/", "http://intranet/",
+    "http://100.64.0.1/"]
 
 
 @pytest.mark.parametrize("url", PRIVATE)
