@@ -223,14 +223,17 @@ def main():
     width = max(len(r[0]) for r in rows)
     print(f"web.py benchmark ({'quick' if args.quick else 'full'}; {machine})")
     print(f"{'figure':<{width}}  {'measured':>8}  {'target':<22} met   detail")
+    if args.quick:
+        print("(smoke run: shorter latencies and a 2 MB page weigh start-up more; the targets are for the full run)")
     for name, ratio, target, met, detail in rows:
-        print(f"{name:<{width}}  {ratio:>8.2f}  {target:<22} {'yes' if met else 'NO ':<4}  {detail}")
+        verdict = "-" if args.quick else "yes" if met else "NO"
+        print(f"{name:<{width}}  {ratio:>8.2f}  {target:<22} {verdict:<4}  {detail}")
     if args.json_out:
         with open(args.json_out, "w", encoding="utf-8") as handle:
             json.dump({"machine": machine, "quick": args.quick,
                        "figures": [{"figure": n.strip(), "ratio": round(r, 3), "target": t, "met": m, "detail": d}
                                    for n, r, t, m, d in rows]}, handle, ensure_ascii=False, indent=1)
-    return 0 if all(r[3] for r in rows) else 1
+    return 0 if args.quick or all(r[3] for r in rows) else 1
 
 
 if __name__ == "__main__":
