@@ -222,9 +222,9 @@ def main():
     machine = f"{os.cpu_count()} cores, Python {sys.version.split()[0]}, {sys.platform}"
     width = max(len(r[0]) for r in rows)
     print(f"web.py benchmark ({'quick' if args.quick else 'full'}; {machine})")
-    print(f"{'figure':<{width}}  {'measured':>8}  {'target':<22} met   detail")
     if args.quick:
         print("(smoke run: shorter latencies and a 2 MB page weigh start-up more; the targets are for the full run)")
+    print(f"{'figure':<{width}}  {'measured':>8}  {'target':<22} met   detail")
     for name, ratio, target, met, detail in rows:
         verdict = "-" if args.quick else "yes" if met else "NO"
         print(f"{name:<{width}}  {ratio:>8.2f}  {target:<22} {verdict:<4}  {detail}")
