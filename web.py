@@ -116,8 +116,7 @@ class Config:
 
     def _base_url(self, env, name, default):
         value = self._get(env, name, default)
-        match = re.match(r"(?i)(https?)://([^/?#\s@]+)(/[^?#\s]*)?$", value)
-        if not match:
+        if not re.match(r"(?i)https?://[^/?#\s@]+(/[^?#\s]*)?$", value):
             raise self._bad(name, value, "set a full base URL such as https://box.example/searx")
         return value.rstrip("/")
 
@@ -1288,15 +1287,11 @@ def cmd_scrape(args, cfg):
     return code
 
 
-def fetch_checked(cfg, url, full_page, allow_private):
-    problem = scrape_url_problem(url, cfg.host, allow_private)
+def scrape_single(args, cfg, candidate):
+    problem = scrape_url_problem(candidate["url"], cfg.host, args.allow_private)
     if problem:
         raise PageFailure("invalid-url", problem)
-    return firecrawl_scrape(cfg, url, full_page)
-
-
-def scrape_single(args, cfg, candidate):
-    result = fetch_checked(cfg, candidate["url"], args.full_page, args.allow_private)
+    result = firecrawl_scrape(cfg, candidate["url"], args.full_page)
     return prepare_page(result, candidate["url"], candidate["query"], candidate["relevance"])
 
 
@@ -1883,9 +1878,9 @@ def cite_check(path):
     for line in lines:
         line_starts.append(line_starts[-1] + len(line) + 1)
     import bisect
-    links = [(m, resolve(bisect.bisect_right(line_starts, m.start()), m.group(1), m.group(2)))
-             for m in CITATION.finditer("\n".join(lines))]
     joined = "\n".join(lines)
+    links = [(m, resolve(bisect.bisect_right(line_starts, m.start()), m.group(1), m.group(2)))
+             for m in CITATION.finditer(joined)]
     for quote in QUOTE.finditer(joined):
         run_end, targets = quote.end(), []
         for m, rel in links:
@@ -2031,9 +2026,8 @@ def main(argv=None):
             return exit_.code or EXIT_OK
         if getattr(args, "workers", None) is not None and not 1 <= args.workers <= 64:
             raise usage_error(f"--workers {args.workers} is out of range", "use 1 to 64")
-        for value in [a for a in argv if isinstance(a, str)]:
-            if re.search("[\ud800-\udfff]", value):
-                raise usage_error("an argument is not valid UTF-8", "pass UTF-8 text")
+        if any(re.search("[\ud800-\udfff]", value) for value in argv):
+            raise usage_error("an argument is not valid UTF-8", "pass UTF-8 text")
         cfg = Config(os.environ)
         return COMMANDS[args.command](args, cfg)
     except Failure as err:
