@@ -1000,28 +1000,33 @@ class TopicStore:
         raise Failure(EXIT_UNEXPECTED, "storage", f"no free name for {slug}", "clean up the topic folder")
 
     def append(self, events):
-        """Append ledger lines under the lock; a torn last line from a crash is closed first."""
-        import json
-        if not events:
-            return
-        data = "".join(json.dumps(e, ensure_ascii=False, separators=(",", ":")) + "\n" for e in events)
-        with self.lock():
-            try:
-                fd = os.open(self.ledger_path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
-            except OSError as err:
-                raise writable_error(self.ledger_path, err)
-            try:
-                size = os.fstat(fd).st_size
-                if size:
-                    os.lseek(fd, size - 1, 0)
-                    if os.read(fd, 1) != b"\n":
-                        data = "\n" + data
-                os.write(fd, data.encode("utf-8"))
-            finally:
-                os.close(fd)
+        append_events(self.web_dir, events)
 
     def events(self):
         return read_ledger(self.ledger_path)
+
+
+def append_events(web_dir, events):
+    """Append ledger lines under the topic lock; a torn last line from a crash is closed first."""
+    import json
+    if not events:
+        return
+    path = os.path.join(web_dir, "_ledger.jsonl")
+    data = "".join(json.dumps(e, ensure_ascii=False, separators=(",", ":")) + "\n" for e in events)
+    with TopicLock(web_dir):
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        except OSError as err:
+            raise writable_error(path, err)
+        try:
+            size = os.fstat(fd).st_size
+            if size:
+                os.lseek(fd, size - 1, 0)
+                if os.read(fd, 1) != b"\n":
+                    data = "\n" + data
+            os.write(fd, data.encode("utf-8"))
+        finally:
+            os.close(fd)
 
 
 def read_ledger(path):
@@ -1628,21 +1633,52 @@ MANIFEST_BEGIN = "<!-- web.py:begin -->"
 MANIFEST_END = "<!-- web.py:end -->"
 
 
-def source_numbers(events, web_dir):
-    """Stable citation numbers: saved pages in the order they were first saved."""
+def source_numbers(events, web_dir, names=None):
+    """Stable citation numbers: saved pages in the order they were first saved, then pages the
+    ledger does not know (`names`: the page files, when not read from `web_dir`)."""
     order = []
     for event in events:
         if event.get("command") == "scrape" and event.get("outcome") == "saved" and event.get("path"):
             name = os.path.basename(event["path"])
             if name not in order:
                 order.append(name)
-    order += [n for n in page_files(web_dir) if n not in order]
+    order += [n for n in (page_files(web_dir) if names is None else names) if n not in order]
     return {name: n for n, name in enumerate(order, 1)}
 
 
 def cell(value):
     """A markdown table cell: one line, pipes and angle brackets escaped (titles are untrusted)."""
     return one_line(value).replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;") or "–"
+
+
+def synthesis_status(topic_dir, events):
+    """[{"file", "status", "errors", "checked"}] for each synthesis of a topic: its latest cite-check
+    result, and whether the file changed since (status: passed, failing, changed, unchecked)."""
+    import hashlib
+    checks = {e.get("file"): e for e in events if e.get("command") == "cite-check"}
+    names = sorted(set(checks) | {n for n in os.listdir(topic_dir) if n.endswith("-synthesis.md")})
+    found = []
+    for name in names:
+        try:
+            with open(os.path.join(topic_dir, str(name)), "rb") as handle:
+                sha = hashlib.sha256(handle.read()).hexdigest()
+        except OSError:
+            continue
+        last = checks.get(name)
+        status = "unchecked" if not last else "changed" if last.get("sha256") != sha else \
+            "passed" if last.get("ok") else "failing"
+        found.append({"file": name, "status": status, "errors": last.get("errors") if last else None,
+                      "checked": str(last.get("time", ""))[:10] if last else None})
+    return found
+
+
+def render_synthesis_status(entry):
+    """One line a person reads: `x-synthesis.md: passed cite-check on 2026-12-01`."""
+    status, when = entry["status"], entry["checked"]
+    said = {"passed": f"passed cite-check on {when}", "failing": f"fails cite-check: {entry['errors']} errors ({when})",
+            "changed": f"changed since cite-check ran on {when}: run it again",
+            "unchecked": "not checked yet: run cite-check"}[status]
+    return f"{entry['file']}: {said}"
 
 
 def manifest_facts(store):
@@ -1689,7 +1725,7 @@ def manifest_facts(store):
     failures = [e for key, e in latest.items() if e["outcome"] == "failed" and key not in by_key]
     picks = sorted(n for n in os.listdir(store.web_dir) if n.startswith("_picks-") and n.endswith(".json"))
     return {"runs": runs, "searches": searches, "candidates": list(candidates.values()), "saved": saved,
-            "failures": failures, "picks": picks}
+            "failures": failures, "picks": picks, "syntheses": synthesis_status(store.topic_dir, events)}
 
 
 def render_manifest(topic, facts):
@@ -1719,6 +1755,9 @@ def render_manifest(topic, facts):
             f"{cell(s['url'])} |" for s in facts["saved"]]
     out += ["", "## Failures", "", "| url | kind | error |", "| --- | --- | --- |"]
     out += [f"| {cell(e.get('url'))} | {e.get('kind')} | {cell(e.get('error'))} |" for e in facts["failures"]]
+    out += ["", "## Synthesis", ""]
+    out += [f"- [{e['file']}](../{e['file']}) — {render_synthesis_status(e).split(': ', 1)[1]}"
+            for e in facts["syntheses"]] or ["- none yet"]
     out.append(MANIFEST_END)
     return "\n".join(out)
 
@@ -1753,7 +1792,7 @@ def cmd_manifest(args, cfg):
         emit_json({"schema": "web.manifest/1", "path": display_path(path), "runs": len(facts["runs"]),
                    "queries": len(facts["searches"]), "candidates": len(facts["candidates"]),
                    "saved": [{k: s[k] for k in ("n", "path", "title", "words", "flags")} for s in facts["saved"]],
-                   "failures": len(facts["failures"])})
+                   "failures": len(facts["failures"]), "syntheses": facts["syntheses"]})
     else:
         write_out(f"wrote {display_path(path)}: {len(facts['saved'])} saved sources, "
                   f"{len(facts['candidates'])} candidates, {len(facts['failures'])} failures\n")
@@ -1761,13 +1800,277 @@ def cmd_manifest(args, cfg):
 
 
 # --- cite-check --------------------------------------------------------------
+# parse (outline → sentences, links, quotes; pure) → act (SourceLookup: the only disk reads) →
+# attribute (each sentence's cited pages) → verify (pure checks returning problems) → report.
 
 CITATION = re.compile(r"\[([^\]\n]+)\]\(([^)\s]+)\)")
 MARKDOWN_LINK = re.compile(r"!?\[([^\]\n]*)\]\([^)\n]*\)")
-QUOTE = re.compile(r"\"([^\"\n]{3,}?)\"|“([^”\n]{3,}?)”")
-NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+CODE_SPAN = re.compile(r"`[^`]*`")
+FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+HEADING = re.compile(r" {0,3}(#{1,6})\s+(.*?)[\s#]*$")
+LIST_MARKER = re.compile(r"\s*(?:[-*+]|\d{1,9}[.)])\s+")
+TABLE_RULE = re.compile(r"\s*\|?(\s*:?-{3,}:?\s*\|?)+\s*$")
+QUOTE_MARKS = {'"': '"', "“": "”", "«": "»", "「": "」", "『": "』"}
+SHORT_QUOTE_WORDS = 3      # quotes of this many words or fewer are terms: exempt from the citation rule
+SOURCES_SECTIONS = ("sources", "references")
+SENTENCE_END = re.compile(r"[.!?][\"”’»)\]]*\s+|[。！？][\"”’」』)]*\s*")
+LEADING_CITATIONS = re.compile(r"(?:[ \t\n]*\[[^\]\n]+\]\([^)\s]+\))+[.,;:]?[ \t\n]*")
+ABBREVIATIONS = frozenset("e.g i.e etc vs cf al dr mr mrs ms prof st no fig pp vol ed eds jr sr inc ltd co "
+                          "approx ca".split())
 QUOTE_FOLD = str.maketrans({"“": '"', "”": '"', "„": '"', "‟": '"', "‘": "'", "’": "'", "‚": "'", "‛": "'",
                             "–": "-", "—": "-", "‑": "-", "\u00a0": " "})
+URL_TEXT = re.compile(r"https?://\S+")
+
+
+class Block:
+    """A paragraph, list item, table row or block quote of a synthesis: section, first line, text."""
+
+    def __init__(self, section, line, kind, text):
+        self.section, self.line, self.kind, self.text = section, line, kind, text
+
+    def line_at(self, offset):
+        return self.line + self.text.count("\n", 0, offset)
+
+
+def read_synthesis(path):
+    """The synthesis as text; usage errors for a file that is missing, empty, binary or not UTF-8."""
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read()
+    except OSError as err:
+        raise usage_error(f"cannot read {path}: {err.strerror or err}", "give the synthesis file written by /research")
+    if not raw.strip():
+        raise usage_error(f"{path} is empty", "write the synthesis first")
+    if b"\x00" in raw:
+        raise usage_error(f"{path} is a binary file", "give the markdown synthesis")
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise usage_error(f"{path} is not UTF-8 text", "save it as UTF-8")
+
+
+def outline(text):
+    """(blocks, title lines) of a synthesis. Headings, code blocks, the title block (the `#` title
+    and the `>` lines under it) and the Sources list are not prose; a table's header row is not either."""
+    blocks, title, section, block, fence, in_title = [], [], None, None, None, True
+    for lineno, line in enumerate(text.splitlines(), 1):
+        opener = FENCE.match(line)
+        if fence or opener:
+            if not fence:
+                fence = opener.group(1)
+            elif opener and opener.group(1)[0] == fence[0] and len(opener.group(1)) >= len(fence):
+                fence = None
+            block = None
+            continue
+        heading = HEADING.match(line)
+        if heading:
+            if len(heading.group(1)) <= 2 and (len(heading.group(1)) == 2 or section is not None):
+                section, in_title = heading.group(2).strip(), False
+            block = None
+            continue
+        stripped = line.strip()
+        if not stripped:
+            block = None
+            continue
+        if in_title and stripped.startswith(">"):
+            title.append(stripped.lstrip(">").strip())
+            continue
+        in_title = False
+        section = "" if section is None else section
+        block = _add_line(blocks, block, section, lineno, line)
+    return [b for b in blocks if b.section.lower() not in SOURCES_SECTIONS], title
+
+
+def _add_line(blocks, block, section, lineno, line):
+    """Add one prose line to the blocks; return the block a next line may continue."""
+    stripped = line.strip()
+    if stripped.startswith("|"):
+        if TABLE_RULE.match(line):
+            if blocks and blocks[-1].kind == "row" and blocks[-1].line == lineno - 1:
+                blocks.pop()   # the header row above the rule
+            return None
+        blocks.append(Block(section, lineno, "row", stripped))
+        return None
+    marker = LIST_MARKER.match(line)
+    if marker:
+        blocks.append(Block(section, lineno, "item", line[marker.end():]))
+        return blocks[-1]
+    if stripped.startswith(">"):
+        content = re.sub(r"^\s*>\s?", "", line)
+        if block is not None and block.kind == "quote":
+            block.text += "\n" + content
+            return block
+        blocks.append(Block(section, lineno, "quote", content))
+        return blocks[-1]
+    if block is not None:   # a continuation line (indented or lazy)
+        block.text += "\n" + stripped
+        return block
+    blocks.append(Block(section, lineno, "paragraph", stripped))
+    return blocks[-1]
+
+
+def mask_code(text):
+    """Code spans blanked out (same length, line breaks kept): they are not prose."""
+    return CODE_SPAN.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
+
+
+def find_quotes(text):
+    """[(start, end, passage)] of the quotations in a text: straight, curly, «», 「」 and 『』 marks."""
+    quotes, at = [], 0
+    while at < len(text):
+        close = QUOTE_MARKS.get(text[at])
+        end = text.find(close, at + 1) if close else -1
+        if end < 0:
+            at += 1
+            continue
+        if text[at + 1:end].strip():
+            quotes.append((at, end + 1, text[at + 1:end]))
+        at = end + 1
+    return quotes
+
+
+def _abbreviation(text, dot):
+    word = re.search(r"([\w.]+)$", text[:dot])
+    word = word.group(1).lower() if word else ""
+    return word in ABBREVIATIONS or (len(word) == 1 and text[dot - 1].isupper())
+
+
+def sentence_spans(text, quotes):
+    """(start, end) of each sentence: never cut inside a quote or after an abbreviation, and
+    citations right after a full stop belong to the sentence before it."""
+    spans, start = [], 0
+    for match in SENTENCE_END.finditer(text):
+        if any(s < match.start() and match.end() <= e for s, e, _ in quotes) or \
+                (text[match.start()] == "." and _abbreviation(text, match.start())):
+            continue
+        cut = match.end()
+        lead = LEADING_CITATIONS.match(text, cut)
+        if lead:
+            cut = lead.end()
+        if cut > start and text[start:cut].strip():
+            spans.append((start, cut))
+            start = cut
+    if text[start:].strip():
+        spans.append((start, len(text)))
+    return spans
+
+
+class Sentence:
+    """One sentence of the prose: its block, span, links, quotes, and (once attributed) cited pages."""
+
+    def __init__(self, block, start, end, links, quotes):
+        self.block, self.start, self.end, self.links, self.quotes = block, start, end, links, quotes
+        self.cites, self.fallback = [], False
+
+    @property
+    def text(self):
+        return self.block.masked[self.start:self.end]
+
+    @property
+    def line(self):
+        return self.block.line_at(self.start + len(self.text) - len(self.text.lstrip()))
+
+
+class Link:
+    """A citation link: where it is, its label and target, and (once resolved) the page it names."""
+
+    def __init__(self, line, label, target):
+        self.line, self.label, self.target = line, label, target
+        self.rel = self.problem = None
+
+
+def sentences_of(blocks):
+    """Every sentence of the prose blocks, each with its links and quotes (offsets in the block)."""
+    sentences = []
+    for block in blocks:
+        block.masked = mask_code(block.text)
+        links = [(m.start(), Link(block.line_at(m.start()), m.group(1), m.group(2)))
+                 for m in CITATION.finditer(block.masked)]
+        quotes = find_quotes(block.masked)
+        block.links = [link for _, link in links]
+        for start, end in sentence_spans(block.masked, quotes):
+            sentences.append(Sentence(block, start, end, [l for at, l in links if start <= at < end],
+                                      [q for q in quotes if start <= q[0] < end]))
+    return sentences
+
+
+# --- cite-check: the pages a synthesis may cite (act) ---
+
+
+class SourceLookup:
+    """The saved pages and corpus files of a topic: the only disk reads of cite-check. Given
+    `files` ({path relative to the topic: text}), it reads nothing, for tests."""
+
+    def __init__(self, topic_dir, files=None, events=None):
+        self.topic_dir, self.files = os.path.abspath(topic_dir), files
+        self.real = os.path.realpath(self.topic_dir) if files is None else self.topic_dir
+        web_dir = os.path.join(self.topic_dir, "web")
+        self.events = read_ledger(os.path.join(web_dir, "_ledger.jsonl")) if events is None else events
+        names = sorted(p[4:] for p in files if p.startswith("web/")) if files is not None else None
+        self.numbers = source_numbers(self.events, web_dir, names)
+        self._cache = {}
+
+    def resolve(self, target):
+        """(path relative to the topic, problem): a readable page, a broken citation, or (None, None)
+        for an external link or an anchor, which cite nothing."""
+        if re.match(r"[a-z][a-z0-9+.-]*:", target, re.I) or target.startswith("#"):
+            return None, None
+        target = target.split("#")[0]
+        if self.files is not None:
+            rel = os.path.normpath(target).replace(os.sep, "/")
+            exists = rel in self.files
+        else:
+            full = os.path.realpath(os.path.join(self.topic_dir, target))
+            if os.path.commonpath([self.real, full]) != self.real:
+                rel, exists = "..", False
+            else:
+                rel, exists = os.path.relpath(full, self.real).replace(os.sep, "/"), os.path.isfile(full)
+        if rel == ".." or rel.startswith("../"):
+            return None, ("outside-topic", "points outside the topic")
+        if not exists:
+            return None, ("broken-link", "points to a file that does not exist")
+        return (rel, None) if rel.endswith(".md") else (None, None)
+
+    def body(self, rel):
+        """The cited text: a saved page's body below its header, or a corpus file whole."""
+        if rel not in self._cache:
+            if self.files is not None:
+                content = self.files[rel]
+            else:
+                with open(os.path.join(self.topic_dir, rel), "rb") as handle:
+                    content = handle.read().decode("utf-8", "replace")
+            body = split_saved(content)[1] if rel.startswith("web/") else content
+            plain = URL_TEXT.sub(" ", MARKDOWN_LINK.sub(r"\1", body))
+            self._cache[rel] = (body, fold_text(body), text_numbers(plain))
+        return self._cache[rel][0]
+
+    def folded(self, rel):
+        self.body(rel)
+        return self._cache[rel][1]
+
+    def numbers_in(self, rel):
+        self.body(rel)
+        return self._cache[rel][2]
+
+    def number_of(self, rel):
+        return self.numbers.get(rel[4:]) if rel.startswith("web/") else None
+
+    def pages(self):
+        """Every saved page (by citation number), then the corpus files."""
+        if self.files is not None:
+            return sorted(self.files, key=lambda p: (not p.startswith("web/"), self.number_of(p) or 0, p))
+        web = sorted(self.numbers, key=self.numbers.get)
+        return [f"web/{n}" for n in web if os.path.isfile(os.path.join(self.topic_dir, "web", n))] + \
+            corpus_files(self.topic_dir)
+
+    def run_pages(self, run):
+        """The saved pages a run saved or found already saved; every page when the topic has no run."""
+        if run is None:
+            return [p for p in self.pages() if p.startswith("web/")]
+        names = {os.path.basename(e["path"]) for e in self.events if e.get("run") == run and
+                 e.get("command") == "scrape" and e.get("path") and
+                 (e.get("outcome") == "saved" or e.get("reason") == "already saved")}
+        return [p for p in self.pages() if p.startswith("web/") and p[4:] in names]
 
 
 def fold_text(text):
@@ -1780,9 +2083,9 @@ def fold_text(text):
 
 
 def quote_found(quote, folded_source):
-    """True when the quote (with … marking omissions) occurs in order in the source."""
+    """True when the quote (with … or [...] marking omissions) occurs in order in the source."""
     position = 0
-    for part in re.split(r"…|\.\.\.", quote):
+    for part in re.split(r"\[?(?:…|\.\.\.)\]?", quote):
         part = fold_text(part).strip(" .,;:")
         if not part:
             continue
@@ -1793,152 +2096,696 @@ def quote_found(quote, folded_source):
     return True
 
 
-def number_tokens(text):
-    return {n.replace(",", "") for n in NUMBER.findall(text)}
+# --- cite-check: numbers ---
+
+NUMBER = re.compile(r"(?<![\w.,])([-−])?(\d+(?:[,.'’\u00a0\u2009\u202f]\d+)*)")
+GROUP_SEPARATOR = re.compile(r"[,.'’\u00a0\u2009\u202f]")
+ISO_DATE = re.compile(r"(?<![\w-])(\d{4})-(\d{2})-(\d{2})(?![\w-])")
+DERIVED = re.compile(r"[ \t]*(%?)[ \t]*\(=\s*([^()]*(?:\([^()]*\)[^()]*)*)\)")
+MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+          "november", "december")
 
 
-def cite_check(path):
-    """(errors, warnings, stats) for a synthesis; each error/warning is (line, message)."""
+def canonical(number):
+    """A number as one plain decimal string: 05 → 5, 21.0 → 21, 1E+2 → 100."""
+    from decimal import Decimal
+    return format(Decimal(number).normalize(), "f")
+
+
+def number_values(token):
+    """The values a written number can mean: 1,234 is 1234 or 1.234; 3,5 is 3.5; 1 234 (thin space)
+    and 1'234 are 1234; something like 1.2.3 is itself and its parts. Preferred reading first."""
+    parts, seps = GROUP_SEPARATOR.split(token), GROUP_SEPARATOR.findall(token)
+    if not seps:
+        return [canonical(token)]
+
+    def grouped(groups, separators):
+        return len(groups[0]) <= 3 and all(len(g) == 3 for g in groups[1:]) and len(set(separators)) == 1
+    values = []
+    if grouped(parts, seps):
+        values.append(canonical("".join(parts)))
+    if seps[-1] in ",." and (len(parts) == 2 or (grouped(parts[:-1], seps[:-1]) and seps[0] != seps[-1])):
+        values.append(canonical("".join(parts[:-1]) + "." + parts[-1]))
+    return values or [GROUP_SEPARATOR.sub(".", token)] + [canonical(p) for p in parts]
+
+
+def text_numbers(text):
+    """Every value the numbers of a text can mean, each signed as written and unsigned."""
+    values = set()
+    for sign, token in NUMBER.findall(text):
+        for value in number_values(token):
+            values.add(value)
+            if sign:
+                values.add("-" + value)
+    return values
+
+
+def evaluate(expression):
+    """The value of + − × ÷ arithmetic over written numbers, or None when it is not such arithmetic."""
+    tokens = re.findall(r"\d+(?:[,.'’\u00a0\u2009\u202f]\d+)*|[-+−×*÷/()]|\S", expression)
+    at = 0
+
+    def take():
+        nonlocal at
+        at += 1
+        return tokens[at - 1]
+
+    def atom():
+        token = take() if at < len(tokens) else None
+        if token in ("-", "−"):
+            return -atom()
+        if token == "(":
+            value = total()
+            if take() != ")":
+                raise ValueError
+            return value
+        if token is None or not token[0].isdigit():
+            raise ValueError
+        return float(number_values(token)[0])
+
+    def product():
+        value = atom()
+        while at < len(tokens) and tokens[at] in "×*÷/":
+            value = value * atom() if take() in "×*" else value / atom()
+        return value
+
+    def total():
+        value = product()
+        while at < len(tokens) and tokens[at] in ("+", "-", "−"):
+            value = value + product() if take() == "+" else value - product()
+        return value
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read()
-    except OSError as err:
-        raise usage_error(f"cannot read {path}: {err.strerror or err}", "give the synthesis file written by /research")
-    if not raw.strip():
-        raise usage_error(f"{path} is empty", "write the synthesis first")
-    if b"\x00" in raw:
-        raise usage_error(f"{path} is a binary file", "give the markdown synthesis")
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise usage_error(f"{path} is not UTF-8 text", "save it as UTF-8")
-    topic_dir = os.path.dirname(os.path.abspath(path))
-    real_topic = os.path.realpath(topic_dir)
-    errors, warnings, cache = [], [], {}
-    label_of, file_of, cited = {}, {}, set()
-    numbers = source_numbers(read_ledger(os.path.join(topic_dir, "web", "_ledger.jsonl")), os.path.join(topic_dir, "web"))
-    stats = {"citations": 0, "quotes": 0, "findings": 0}
+        value = total()
+    except (ValueError, IndexError, ZeroDivisionError):
+        return None
+    return value if at == len(tokens) else None
 
-    def source_text(target):
-        if target not in cache:
-            with open(os.path.join(topic_dir, target), "rb") as handle:
-                content = handle.read().decode("utf-8", "replace")
-            body = split_saved(content)[1] if target.startswith("web/") else content
-            cache[target] = (fold_text(body), number_tokens(MARKDOWN_LINK.sub(r"\1", body)))
-        return cache[target]
 
-    def resolve(lineno, label, target):
-        """The citation's path relative to the topic, or None (with an error) when it is broken."""
-        if re.match(r"[a-z][a-z0-9+.-]*:", target, re.I) or target.startswith("#"):
-            return None
-        target = target.split("#")[0]
-        full = os.path.realpath(os.path.join(topic_dir, target))
-        if os.path.commonpath([real_topic, full]) != real_topic:
-            errors.append((lineno, f"citation [{label}]({target}) points outside the topic"))
-            return None
-        rel = os.path.relpath(full, real_topic).replace(os.sep, "/")
-        if not os.path.isfile(full):
-            errors.append((lineno, f"citation [{label}]({target}) points to a file that does not exist"))
-            return None
-        if not rel.endswith(".md"):
-            return None
-        stats["citations"] += 1
-        cited.add(rel)
-        if not label.isdigit():
-            return rel
-        if label in file_of and file_of[label] != rel:
-            errors.append((lineno, f"citation [{label}] points to {rel} here but to {file_of[label]} earlier"))
-        if rel in label_of and label_of[rel] != label:
-            errors.append((lineno, f"{rel} is cited as [{label}] here but as [{label_of[rel]}] earlier"))
-        file_of.setdefault(label, rel)
-        label_of.setdefault(rel, label)
-        number = numbers.get(rel[4:]) if rel.startswith("web/") else None
-        if number and int(label) != number:
-            errors.append((lineno, f"citation [{label}]({target}) should be [{number}]: "
-                                   f"{rel} is source {number} in the manifest"))
-        return rel
+def derivation_holds(written, percent, result):
+    """True when the written number is the result, to the precision it is written with (a % may
+    be written for a fraction: 12% (= 6 / 50))."""
+    value = number_values(written)[0]
+    decimals = len(GROUP_SEPARATOR.split(written)[-1]) if "." in value else 0   # as written: 1.30 has two
+    tolerance = 0.5 * 10 ** -decimals + 1e-9
+    return abs(result - float(value)) <= tolerance or (percent and abs(result * 100 - float(value)) <= tolerance)
 
-    lines = text.splitlines()
-    section, finding = None, None
-    findings, sections = [], []
-    for lineno, line in enumerate(lines, 1):
-        heading = re.match(r"(#{1,6})\s+(.*)", line)
-        if heading and len(heading.group(1)) <= 2:
-            section, finding = heading.group(2).strip().lower(), None
-        elif section == "findings" and re.match(r"(?:[-*+]|\d+[.)])\s+", line):
-            finding = [lineno, line]
-            findings.append(finding)
-        elif finding and line.strip() and line[:1].isspace():
-            finding[1] += "\n" + line
-        elif line.strip() and section == "findings":
-            finding = None
-        sections.append(section)
-    stats["findings"] = len(findings)
-    line_starts = [0]
-    for line in lines:
-        line_starts.append(line_starts[-1] + len(line) + 1)
-    import bisect
-    joined = "\n".join(lines)
-    links = [(m, resolve(bisect.bisect_right(line_starts, m.start()), m.group(1), m.group(2)))
-             for m in CITATION.finditer(joined)]
-    for quote in QUOTE.finditer(joined):
-        run_end, targets = quote.end(), []
-        for m, rel in links:
-            if m.start() < quote.end():
-                continue
-            gap = joined[run_end:m.start()]
-            if gap.strip(" ,;\n") if targets else gap.strip():
-                break
-            run_end = m.end()
-            if rel:
-                targets.append(rel)
-        if not targets:
+
+def stated_numbers(text):
+    """([(written, sign, derived (percent, expression) or None)], [ISO dates], orphan (= …) count) of
+    a sentence, its citations, URLs and quotations already blanked out."""
+    dates = ISO_DATE.findall(text)
+    text = ISO_DATE.sub(lambda m: " " * len(m.group(0)), text)
+    numbers, owned = [], set()
+    for match in NUMBER.finditer(text):
+        derived = DERIVED.match(text, match.end())
+        if derived:
+            owned.add(text.index("(=", derived.start()))
+        numbers.append((match.group(2), match.group(1), (derived.group(1) == "%", derived.group(2))
+                        if derived else None))
+    orphans = sum(1 for m in re.finditer(r"\(=", text) if m.start() not in owned)
+    return numbers, dates, orphans
+
+
+def date_found(date, numbers, folded):
+    """An ISO date is found when its year and day occur, and its month as a number or a name."""
+    year, month, day = date
+    return canonical(year) in numbers and canonical(day) in numbers and \
+        (canonical(month) in numbers or (1 <= int(month) <= 12 and MONTHS[int(month) - 1] in folded))
+
+
+def blank(text, spans):
+    for start, end in spans:
+        text = text[:start] + re.sub(r"[^\n]", " ", text[start:end]) + text[end:]
+    return text
+
+
+def claim_text(sentence, quotes=False):
+    """A sentence with its citations and URLs blanked, and its quotations unless `quotes`."""
+    text = sentence.text
+    spans = [(m.start(), m.end()) for m in CITATION.finditer(text)]
+    spans += [(m.start(), m.end()) for m in URL_TEXT.finditer(text)]
+    if not quotes:
+        spans += [(s - sentence.start, e - sentence.start) for s, e, _ in sentence.quotes]
+    return blank(text, spans)
+
+
+# --- cite-check: checks (decide) ---
+
+
+def link_problems(links, lookup):
+    """Resolve every citation (filling link.rel) and return its problems: broken, outside the
+    topic, a label that is not the page's manifest number, one label for two pages or two for one."""
+    problems, file_of, label_of = [], {}, {}
+    for link in links:
+        link.rel, problem = lookup.resolve(link.target)
+        link.problem = problem
+        if problem:
+            problems.append((link.line, problem[0], f"citation [{link.label}]({link.target}) {problem[1]}"))
+        if not link.rel or not link.label.isdigit():
             continue
-        stats["quotes"] += 1
-        passage = quote.group(1) or quote.group(2)
-        if not any(quote_found(passage, source_text(t)[0]) for t in targets):
-            lineno = bisect.bisect_right(line_starts, quote.start())
-            errors.append((lineno, f"quote \"{passage[:60]}\" is not in {' or '.join(targets)}"))
-    for lineno, line in enumerate(lines, 1):
-        line_links = [(m, rel) for m, rel in links if line_starts[lineno - 1] <= m.start() < line_starts[lineno]]
-        if sections[lineno - 1] == "sources" or line.lstrip().startswith(">"):
+        if link.label in file_of and file_of[link.label] != link.rel:
+            problems.append((link.line, "label-mismatch", f"citation [{link.label}] points to {link.rel} here "
+                                                           f"but to {file_of[link.label]} earlier"))
+        if link.rel in label_of and label_of[link.rel] != link.label:
+            problems.append((link.line, "label-mismatch", f"{link.rel} is cited as [{link.label}] here "
+                                                           f"but as [{label_of[link.rel]}] earlier"))
+        file_of.setdefault(link.label, link.rel)
+        label_of.setdefault(link.rel, link.label)
+        number = lookup.number_of(link.rel)
+        if number and int(link.label) != number:
+            problems.append((link.line, "wrong-number", f"citation [{link.label}]({link.target}) should be "
+                                                         f"[{number}]: {link.rel} is source {number} in the manifest"))
+    return problems
+
+
+def attribute(sentences):
+    """Give each sentence the pages it cites: its own citations, else its paragraph's or item's."""
+    by_block = {}
+    for sentence in sentences:
+        by_block.setdefault(id(sentence.block), []).extend(l.rel for l in sentence.links if l.rel)
+    for sentence in sentences:
+        own = list(dict.fromkeys(l.rel for l in sentence.links if l.rel))
+        sentence.cites = own or list(dict.fromkeys(by_block[id(sentence.block)]))
+        sentence.fallback = not own
+
+
+def quote_words(passage):
+    return count_words(fold_text(passage).encode("utf-8"))
+
+
+def quote_verdicts(sentences, lookup):
+    """[(sentence, passage, verdict, detail)] for every quotation: verified, not_found, no_citation,
+    exempt (a short term), or unchecked (its citations are all broken)."""
+    verdicts = []
+    for sentence in sentences:
+        for _, _, passage in sentence.quotes:
+            if quote_words(passage) <= SHORT_QUOTE_WORDS:
+                verdicts.append((sentence, passage, "exempt", None))
+            elif sentence.cites:
+                found = any(quote_found(passage, lookup.folded(rel)) for rel in sentence.cites)
+                verdicts.append((sentence, passage, "verified" if found else "not_found", sentence.cites))
+            elif any(l.problem for l in sentence.links or sentence.block.links):
+                verdicts.append((sentence, passage, "unchecked", "its citation is broken"))
+            else:
+                home = next((rel for rel in lookup.pages() if quote_found(passage, lookup.folded(rel))), None)
+                verdicts.append((sentence, passage, "no_citation", home))
+    return verdicts
+
+
+def quote_problems(verdicts, lookup):
+    problems = []
+    for sentence, passage, verdict, detail in verdicts:
+        shown = " ".join(passage.split())
+        shown = shown if len(shown) <= 60 else shown[:60] + "…"
+        if verdict == "not_found":
+            problems.append((sentence.line, "quote-not-found", f"quote \"{shown}\" is not in {' or '.join(detail)}"))
+        elif verdict == "no_citation":
+            where = ""
+            if detail:
+                number = lookup.number_of(detail)
+                where = f"; it is in {detail}" + (f": cite it as [{number}]({detail})" if number else "")
+            problems.append((sentence.line, "quote-no-citation", f"quote \"{shown}\" has no citation{where}"))
+    return problems
+
+
+def number_checks(sentences, lookup, answer):
+    """(problems, counts) for the numbers of cited sentences: in the answer and the findings a
+    number no cited page holds is an error, elsewhere a warning; (= …) arithmetic must hold."""
+    problems, counts = [], {"verified": 0, "derived": 0, "not_found": 0}
+    for sentence in sentences:
+        if not sentence.cites:
             continue
-        prose = re.sub(r"^\s*(?:[-*+]|\d+[.)])\s+", "", line)
-        for sentence in re.split(r"(?<=[.!?])\s+", prose):
-            targets = [rel for m, rel in line_links if rel and m.group(0) in sentence]
-            if not targets:
-                continue
-            claimed = number_tokens(re.sub(r"https?://\S+", "", CITATION.sub("", sentence)))
-            known = set().union(*(source_text(t)[1] for t in targets))
-            for number in sorted(claimed - known):
-                warnings.append((lineno, f"number {number} is not in {' or '.join(targets)}"))
-    for lineno, body in findings:
-        if not any(m.group(2) and not re.match(r"[a-z][a-z0-9+.-]*:", m.group(2), re.I)
-                   for m in CITATION.finditer(body)):
-            errors.append((lineno, "finding has no citation to a saved source"))
+        strict = sentence.block.section == answer or sentence.block.section.lower() == "findings"
+        kind = "error" if strict else "warning"
+        numbers, dates, orphans = stated_numbers(claim_text(sentence))
+        known = set().union(*(lookup.numbers_in(rel) for rel in sentence.cites))
+        folded = " ".join(lookup.folded(rel) for rel in sentence.cites) if dates else ""
+        where = " or ".join(sentence.cites)
+        for written, sign, derived in numbers:
+            if derived:
+                counts["derived"] += 1
+                result = evaluate(derived[1])
+                if result is None or not derivation_holds(written, derived[0], result):
+                    got = "is not arithmetic" if result is None else f"gives {result:g}"
+                    problems.append((kind, sentence.line, "wrong-derivation",
+                                     f"derived number {written}: (= {derived[1].strip()}) {got}"))
+            elif {sign.replace("−", "-") + v if sign else v for v in number_values(written)} & known:
+                counts["verified"] += 1
+            else:
+                counts["not_found"] += 1
+                problems.append((kind, sentence.line, "number-not-found", f"number {written} is not in {where}"))
+        for date in dates:
+            if date_found(date, known, folded):
+                counts["verified"] += 1
+            else:
+                counts["not_found"] += 1
+                problems.append((kind, sentence.line, "number-not-found", f"date {'-'.join(date)} is not in {where}"))
+        if orphans:
+            problems.append((kind, sentence.line, "wrong-derivation",
+                             "(= …) must come right after the number it derives, e.g. 3 (= 72 − 69)"))
+    return problems, counts
+
+
+def citation_rule_problems(blocks, answer):
+    """Every paragraph and item of the answer and every finding cites a saved page; a Findings list exists."""
+    problems, findings = [], 0
+    for block in blocks:
+        cited = any(l.rel or l.problem for l in block.links)   # a broken link is reported as such
+        if block.section.lower() == "findings":
+            findings += block.kind in ("item", "row")
+            if not cited:
+                problems.append((block.line, "uncited-finding", "finding has no citation to a saved source"))
+        elif block.section == answer and not cited:
+            problems.append((block.line, "uncited-answer", "answer paragraph has no citation to a saved source"))
     if not findings:
-        errors.append((1, "no findings: the synthesis needs a '## Findings' list"))
-    web_dir = os.path.join(topic_dir, "web")
-    for name in page_files(web_dir):
-        if f"web/{name}" not in cited:
-            warnings.append((0, f"saved source web/{name} is never cited"))
-    return sorted(set(errors)), warnings, stats
+        problems.append((1, "no-findings", "no findings: the synthesis needs a '## Findings' list"))
+    return problems
+
+
+SPEECH = (r"(?:said|says|wrote|writes|argued|argues|noted|notes|claimed|claims|stated|states|told|reported|"
+          r"reports|explained|explains|warned|warns|added|adds|concluded|concludes|observed|observes|insisted|"
+          r"insists|remarked|remarks)")
+NAME = r"((?:[A-Z][\w'’.-]*\s+(?:(?:of|the|de|la|van|von|der|den|du|al|bin|ibn)\s+)*){0,4}[A-Z][\w'’-]+)"
+ATTRIBUTIONS = (re.compile(rf"\b[Aa]ccording to (?:the\s+)?{NAME}"),
+                re.compile(rf"{NAME},?\s+(?:(?:has|had|once|later|also|then)\s+)?{SPEECH}\b"),
+                re.compile(rf"\b{SPEECH},?\s+{NAME}"),
+                re.compile(rf"{NAME}:\s*[\"“«「『]"))
+NOT_NAMES = frozenset("he she they it we i you this that these those there critics scholars researchers experts "
+                      "authors author others some many officials scientists historians studies study reports report "
+                      "sources source one both all most who which later also the a an its their his her our".split())
+
+
+def speakers(sentence):
+    """Names a sentence credits with its quotation ("X said", "according to X", "X: …", "…, X wrote")."""
+    masked = blank(sentence.text, [(s - sentence.start + 1, e - sentence.start - 1) for s, e, _ in sentence.quotes])
+    masked = CITATION.sub(lambda m: " " * len(m.group(0)), masked)
+    names = []
+    for pattern in ATTRIBUTIONS:
+        for match in pattern.finditer(masked):
+            name = re.sub(r"^(?:The|According)\s+", "", " ".join(match.group(1).split())).strip(" .")
+            if name and name.lower() not in NOT_NAMES and name not in names:
+                names.append(name)
+    return names
+
+
+def speaker_warnings(verdicts, lookup):
+    """A quotation credited to a name that none of its cited pages mentions: the wrong speaker?"""
+    warnings = []
+    for sentence in {id(v[0]): v[0] for v in verdicts if v[2] == "verified"}.values():
+        for name in speakers(sentence):
+            folded = [lookup.folded(rel) for rel in sentence.cites]
+            key, last = fold_text(name), fold_text(name.split()[-1])
+            if not any(key in text or (len(last) >= 3 and re.search(rf"\b{re.escape(last)}\b", text))
+                       for text in folded):
+                what = "the cited page does not" if len(folded) == 1 else "none of the cited pages"
+                warnings.append((sentence.line, "speaker-not-in-page",
+                                 f"{what} mention{'s' if len(folded) > 1 else ''} {name}"))
+    return warnings
+
+
+def run_of(title_lines, events):
+    """The run a synthesis belongs to: the `run <id>` of its title block, else the topic's latest."""
+    for line in title_lines:
+        match = re.search(r"\brun\s+(\S+)", line)
+        if match and any(e.get("run") == match.group(1) for e in events):
+            return match.group(1)
+    return current_run(events)[0]
+
+
+# --- cite-check: the whole check (report) ---
+
+
+class CheckResult:
+    """What cite-check found: errors and warnings as (line, kind, message), coverage, and the sentences."""
+
+    def __init__(self, errors, warnings, coverage, sentences, lookup, run):
+        self.errors, self.warnings, self.coverage = errors, warnings, coverage
+        self.sentences, self.lookup, self.run = sentences, lookup, run
+
+
+def cite_check(path, lookup=None):
+    """Check a synthesis against the pages it cites; a CheckResult."""
+    text = read_synthesis(path)
+    lookup = lookup or SourceLookup(os.path.dirname(os.path.abspath(path)))
+    blocks, title = outline(text)
+    sentences = sentences_of(blocks)
+    links = [link for block in blocks for link in block.links]
+    errors = link_problems(links, lookup)
+    attribute(sentences)
+    answer = blocks[0].section if blocks else None
+    verdicts = quote_verdicts(sentences, lookup)
+    errors += quote_problems(verdicts, lookup)
+    numbered, counts = number_checks(sentences, lookup, answer)
+    errors += [p[1:] for p in numbered if p[0] == "error"] + citation_rule_problems(blocks, answer)
+    run = run_of(title, lookup.events)
+    run_pages = lookup.run_pages(run)
+    cited = {l.rel for l in links if l.rel}
+    warnings = [p[1:] for p in numbered if p[0] == "warning"] + speaker_warnings(verdicts, lookup)
+    warnings += [(0, "never-cited", f"saved source {rel} is never cited") for rel in run_pages if rel not in cited]
+    coverage = {"sentences": len(sentences), "cited": sum(1 for s in sentences if s.cites and not s.fallback),
+                "quotes": {v: sum(1 for x in verdicts if x[2] == v)
+                           for v in ("verified", "not_found", "no_citation", "exempt")},
+                "unchecked": [{"line": s.line, "quote": " ".join(p.split())[:80], "why": d}
+                              for s, p, v, d in verdicts if v == "unchecked"],
+                "numbers": counts, "per_source": {}}
+    for link in links:
+        if link.rel:
+            coverage["per_source"][link.rel] = coverage["per_source"].get(link.rel, 0) + 1
+    for rel in run_pages:
+        coverage["per_source"].setdefault(rel, 0)
+    return CheckResult(sorted(set(errors)), warnings, coverage, sentences, lookup, run)
+
+
+def render_check(shown, result):
+    """cite-check's text report: each problem as file:line: message, then what was verified."""
+    lines = [f"{shown}:{n}: {m}" for n, _, m in result.errors]
+    lines += [f"{shown}:{n}: warning: {m}" if n else f"{shown}: warning: {m}" for n, _, m in result.warnings]
+    cov, quotes, numbers = result.coverage, result.coverage["quotes"], result.coverage["numbers"]
+    lines.append(f"coverage: {cov['sentences']} sentences, {cov['cited']} with a citation · quotes: "
+                 f"{quotes['verified']} verified, {quotes['not_found'] + quotes['no_citation']} failed, "
+                 f"{quotes['exempt']} exempt (≤{SHORT_QUOTE_WORDS} words), {len(cov['unchecked'])} unchecked · "
+                 f"numbers: {numbers['verified']} verified, {numbers['derived']} derived, "
+                 f"{numbers['not_found']} not found")
+    lines += [f"  unchecked quote, line {u['line']}: \"{u['quote']}\" — {u['why']}" for u in cov["unchecked"]]
+    if cov["per_source"]:
+        lines.append("citations per source: " + " · ".join(
+            f"{source_label(result.lookup, rel)} {count}" for rel, count in cov["per_source"].items()))
+    lines.append(f"{'FAIL' if result.errors else 'ok'}: {len(result.errors)} errors, {len(result.warnings)} warnings")
+    return "\n".join(lines) + "\n"
+
+
+def source_label(lookup, rel):
+    number = lookup.number_of(rel)
+    return f"[{number}]" if number else rel
+
+
+def source_link(lookup, rel):
+    number = lookup.number_of(rel)
+    return f"[{number or rel}]({rel})"
+
+
+# --- cite-check: the evidence table ---
+
+EVIDENCE_WINDOW = 40    # words in a passage
+WEAK_SUPPORT = 0.4      # a sentence whose best passage holds less than this share of its content words
+TOKEN = re.compile(r"[\u3000-\u9fff]|[^\W\u3000-\u9fff]+")
+STOPWORDS = frozenset(
+    "a about above after again all also an and any are as at be because been before being below between both but "
+    "by can could did do does doing down during each few for from further had has have having he her here hers "
+    "him his how i if in into is it its itself just more most no nor not now of off on once only or other our "
+    "ours out over own same she should so some such than that the their theirs them then there these they this "
+    "those through to too under until up very was we were what when where which while who whom why will with "
+    "would you your yours".split())
+
+
+def word_key(token):
+    """A casefolded word with a plural or verb ending cut (ranks, ranked, ranking → rank)."""
+    token = token.casefold()
+    if len(token) > 4:
+        if token.endswith("ies"):
+            return token[:-3] + "y"
+        if token.endswith(("sses", "xes", "zes", "ches", "shes")):
+            return token[:-2]
+        if token.endswith("s") and not token.endswith(("ss", "us", "is")):
+            return token[:-1]
+        for ending in ("ing", "ed"):
+            if token.endswith(ending) and len(token) - len(ending) >= 3:
+                return token[:-len(ending)]
+    return token
+
+
+def content_words(text):
+    """The words that carry a sentence's meaning: numbers, CJK characters, other words of 3+ letters
+    that are not stop words; as word keys."""
+    words = set()
+    for token in TOKEN.findall(text.casefold()):
+        if token.isdigit() or "\u3000" <= token[0] <= "\u9fff" or (len(token) >= 3 and token not in STOPWORDS):
+            words.add(word_key(token))
+    return words
+
+
+def plain_paragraphs(body):
+    """A page as plain text, one line a paragraph: links reduced to their text, URLs, heading
+    underlines, table rules and markdown marks gone."""
+    text = URL_TEXT.sub(" ", MARKDOWN_LINK.sub(r"\1", body))
+    text = re.sub(r"(?m)^[ \t]*(?:[=-]{3,}|\|?[ \t:|-]*-{3,}[ \t:|-]*)[ \t]*$", "", text)
+    text = re.sub(r"[#>|]+", " ", re.sub(r"[*_`]+", "", text))
+    return "\n".join(" ".join(p.split()) for p in re.split(r"\n[ \t]*\n", text) if p.split())
+
+
+def best_passage(words, body):
+    """(share of `words` found, passage): the window of EVIDENCE_WINDOW page words holding most of
+    them, widened to whole sentences within its paragraph."""
+    plain = plain_paragraphs(body)
+    tokens = [(m.start(), m.end(), word_key(m.group(0))) for m in TOKEN.finditer(plain)]
+    counts, inside, best, best_end = {}, 0, 0, 0
+    for i, (_, _, key) in enumerate(tokens):
+        if key in words:
+            counts[key] = counts.get(key, 0) + 1
+            inside += counts[key] == 1
+        if i >= EVIDENCE_WINDOW and tokens[i - EVIDENCE_WINDOW][2] in words:
+            old = tokens[i - EVIDENCE_WINDOW][2]
+            counts[old] -= 1
+            inside -= counts[old] == 0
+        if inside > best:
+            best, best_end = inside, i
+    if not best:
+        return 0.0, ""
+    window = first = max(0, best_end - EVIDENCE_WINDOW + 1)
+    later = [t[2] for t in tokens[first:best_end + 1]]
+    while first < best_end and (later[first - window] not in words or later[first - window] in
+                                later[first - window + 1:]):
+        first += 1   # the shortest window ending here that holds the same words
+    breaks = [m.end() for m in re.finditer(r"[.!?] |\n", plain[:tokens[first][0]])]
+    start = max([tokens[window][0]] + breaks[-1:])
+    stop = re.compile(r"[.!?](?= )|\n").search(plain, tokens[best_end][1])
+    end = stop.end() if stop and stop.end() <= tokens[best_end][1] + 200 else min(len(plain), tokens[best_end][1] + 200)
+    passage = plain[start:end].replace("\n", " ").strip()
+    cut_before = start > 0 and start not in breaks
+    cut_after = end < len(plain) and not (stop and stop.end() == end)
+    return best / len(words), ("…" if cut_before else "") + passage + ("…" if cut_after else "")
+
+
+def evidence_rows(result):
+    """[{"line", "sentence", "support": [(rel, share, passage)], "best"}] for every cited sentence."""
+    rows = []
+    for sentence in result.sentences:
+        words = content_words(claim_text(sentence, quotes=True))
+        if not sentence.cites or not words:
+            continue
+        support = [(rel, *best_passage(words, result.lookup.body(rel))) for rel in sentence.cites]
+        shown = " ".join(sentence.block.text[sentence.start:sentence.end].split())
+        rows.append({"line": sentence.line, "sentence": shown, "support": support,
+                     "best": max(share for _, share, _ in support)})
+    return rows
+
+
+def render_evidence(name, sha, result):
+    rows = evidence_rows(result)
+    weak = [r for r in rows if r["best"] < WEAK_SUPPORT]
+    out = [f"# Evidence for {name}", "",
+           f"> synthesis: [{name}]({name}) · sha256 {sha[:12]} · {now_utc():%Y-%m-%d}",
+           f"> support: the share of a sentence's content words found in the best {EVIDENCE_WINDOW}-word passage "
+           f"of each page it cites; weak below {WEAK_SUPPORT:.0%}", ""]
+    for heading, group in ((f"Weak support ({len(weak)})", weak),
+                           (f"Supported ({len(rows) - len(weak)})", [r for r in rows if r not in weak])):
+        out += [f"## {heading}", ""]
+        for row in group:
+            out.append(f"**Line {row['line']}.** {row['sentence']}")
+            out += [f"- {source_link(result.lookup, rel)} {share:.0%}: “{passage}”"
+                    for rel, share, passage in row["support"]]
+            out.append("")
+        if not group:
+            out += ["none", ""]
+    return "\n".join(out)
+
+
+def record_check(path, result, create, **fields):
+    """Append a cite-check result to the ledger of the synthesis's topic (made when `create`)."""
+    import hashlib
+    web_dir = os.path.join(os.path.dirname(os.path.abspath(path)), "web")
+    if not create and not os.path.isdir(web_dir):
+        return None
+    with open(path, "rb") as handle:
+        sha = hashlib.sha256(handle.read()).hexdigest()
+    cov = result.coverage
+    summary = {"sentences": cov["sentences"], "cited": cov["cited"], "quotes": cov["quotes"],
+               "numbers": cov["numbers"]}
+    os.makedirs(web_dir, exist_ok=True)
+    append_events(web_dir, [ledger_event(result.run, "cite-check", None, file=os.path.basename(path), sha256=sha,
+                                         ok=not result.errors, errors=len(result.errors), coverage=summary,
+                                         **fields)])
+    return sha
 
 
 def cmd_cite_check(args, cfg):
-    errors, warnings, stats = cite_check(args.file)
+    result = cite_check(args.file)
     shown = display_path(args.file)
+    sha = record_check(args.file, result, False)
+    evidence = None
+    if args.evidence:
+        import hashlib
+        if sha is None:
+            with open(args.file, "rb") as handle:
+                sha = hashlib.sha256(handle.read()).hexdigest()
+        stem = os.path.basename(args.file)[:-3]
+        stem = stem[:-len("-synthesis")] if stem.endswith("-synthesis") else stem
+        evidence = os.path.join(os.path.dirname(os.path.abspath(args.file)), f"{stem}-evidence.md")
+        try:
+            atomic_write(evidence, render_evidence(os.path.basename(args.file), sha, result).encode("utf-8"))
+        except OSError as err:
+            raise writable_error(evidence, err)
     if args.json:
-        emit_json({"schema": "web.cite-check/1", "ok": not errors, "file": shown,
-                   "errors": [{"line": n, "message": m} for n, m in errors],
-                   "warnings": [{"line": n, "message": m} for n, m in warnings], **stats})
+        answer = {"schema": "web.cite-check/2", "ok": not result.errors, "file": shown,
+                  "errors": [{"line": n, "kind": k, "message": m} for n, k, m in result.errors],
+                  "warnings": [{"line": n, "kind": k, "message": m} for n, k, m in result.warnings],
+                  "coverage": result.coverage}
+        if evidence:
+            answer["evidence"] = display_path(evidence)
+        emit_json(answer)
     else:
-        lines = [f"{shown}:{n}: {m}" for n, m in errors]
-        lines += [f"{shown}:{n}: warning: {m}" if n else f"{shown}: warning: {m}" for n, m in warnings]
-        lines.append(f"{'FAIL' if errors else 'ok'}: {len(errors)} errors, {len(warnings)} warnings; "
-                     f"{stats['findings']} findings, {stats['citations']} citations, {stats['quotes']} quotes checked")
-        write_out("\n".join(lines) + "\n")
-    return EXIT_PARTIAL if errors else EXIT_OK
+        write_out(render_check(shown, result) + (f"wrote {display_path(evidence)}\n" if evidence else ""))
+    return EXIT_PARTIAL if result.errors else EXIT_OK
+
+
+# --- hook: the cite-check gate in Claude Code ---
+
+GATE_BLOCKS = 3    # Stop blocks at most for the same synthesis content
+GATE_LINES = 10    # errors listed in a block's reason
+
+
+def gate_off():
+    """True when WEB_GATE=off, in the environment or in .claude/settings.local.json's env block."""
+    value = os.environ.get("WEB_GATE")
+    if value is None:
+        import json
+        project = os.environ.get("CLAUDE_PROJECT_DIR") or PROJECT_ROOT
+        try:
+            with open(os.path.join(project, ".claude", "settings.local.json"), encoding="utf-8") as handle:
+                value = (json.load(handle).get("env") or {}).get("WEB_GATE")
+        except (OSError, ValueError, AttributeError):
+            value = None
+    return str(value).strip().lower() in ("off", "0", "false", "no")
+
+
+def gate_reason(path, result, opening, closing=""):
+    shown = display_path(path)
+    lines = [f"{shown}:{n}: {m}" for n, _, m in result.errors]
+    more = len(lines) - GATE_LINES
+    lines = lines[:GATE_LINES] + ([f"and {more} more"] if more > 0 else [])
+    return "\n".join([opening] + lines + [f"Full report: python3 web.py cite-check {shown}" + closing])
+
+
+def synthesis_path(payload, cfg):
+    """The synthesis a Write/Edit touched, when it is a *-synthesis.md in a topic under the md root."""
+    tool_input = payload.get("tool_input")
+    path = tool_input.get("file_path") if isinstance(tool_input, dict) else None
+    if not isinstance(path, str) or not path.endswith("-synthesis.md"):
+        return None
+    path = os.path.join(str(payload.get("cwd") or os.getcwd()), path)
+    real, root = os.path.realpath(path), os.path.realpath(cfg.md_root)
+    if os.path.commonpath([real, root]) != root or os.path.dirname(real) == root or not os.path.isfile(real):
+        return None
+    return real
+
+
+def hook_post(payload, cfg):
+    """PostToolUse after Write/Edit: check a synthesis, record it for the Stop gate, block on errors."""
+    path = synthesis_path(payload, cfg)
+    if path is None:
+        return None
+    result = cite_check(path)
+    record_check(path, result, True, session=payload.get("session_id"), via="hook")
+    if not result.errors:
+        return None
+    opening = (f"cite-check found {len(result.errors)} errors in {display_path(path)}: fix each one "
+               f"(the check runs again after every edit).")
+    return {"decision": "block", "reason": gate_reason(path, result, opening)}
+
+
+def session_ledgers(md_root, session):
+    """(web dir, events) of every topic ledger that mentions this session."""
+    for folder, dirs, names in os.walk(md_root):
+        if os.path.basename(folder) == "web":
+            dirs[:] = []
+            if "_ledger.jsonl" in names:
+                path = os.path.join(folder, "_ledger.jsonl")
+                with open(path, "rb") as handle:
+                    if session.encode("utf-8") in handle.read():
+                        yield folder, read_ledger(path)
+
+
+def hook_stop(payload, cfg):
+    """Stop: block while a synthesis written or edited in this session fails cite-check, at most
+    GATE_BLOCKS times for the same content; then let the turn end and tell the user, once."""
+    session = payload.get("session_id")
+    if not isinstance(session, str) or not session:
+        raise ValueError("the hook input has no session_id")
+    if not os.path.isdir(cfg.md_root):
+        raise FileNotFoundError(f"no md root at {display_path(cfg.md_root)}")
+    for web_dir, events in session_ledgers(cfg.md_root, session):
+        mine = [e for e in events if e.get("session") == session]
+        for name in dict.fromkeys(str(e.get("file")) for e in mine if e.get("command") == "cite-check"):
+            answer = stop_decision(os.path.join(os.path.dirname(web_dir), name), mine, session)
+            if answer:
+                return answer
+    return None
+
+
+def stop_decision(path, mine, session):
+    """The Stop answer for one synthesis this session touched (a block, a message, or None);
+    the decision is recorded in the ledger, which counts the blocks."""
+    import hashlib
+    if not os.path.isfile(path):
+        return None
+    result = cite_check(path)
+    if not result.errors:
+        return None
+    with open(path, "rb") as handle:
+        sha = hashlib.sha256(handle.read()).hexdigest()
+    name, shown, web_dir = os.path.basename(path), display_path(path), os.path.join(os.path.dirname(path), "web")
+    gates = [e.get("event") for e in mine if e.get("command") == "gate" and e.get("file") == name
+             and e.get("sha256") == sha]
+    blocks = gates.count("block")
+    if blocks >= GATE_BLOCKS and "released" in gates:
+        return None
+    event = "released" if blocks >= GATE_BLOCKS else "block"
+    append_events(web_dir, [ledger_event(result.run, "gate", None, event=event, file=name, sha256=sha,
+                                         session=session)])
+    if event == "released":
+        return {"systemMessage": f"{shown} still fails cite-check ({len(result.errors)} errors) after "
+                                 f"{GATE_BLOCKS} attempts to fix it: its quotes and numbers are not verified. "
+                                 f"Run: python3 web.py cite-check {shown}"}
+    closing = "" if blocks + 1 < GATE_BLOCKS else (
+        "\nThis is the last block: if you cannot fix them, end the turn and tell the user that the synthesis "
+        "fails cite-check and why.")
+    opening = (f"{shown} fails cite-check ({len(result.errors)} errors): fix them before you end the turn "
+               f"(block {blocks + 1} of {GATE_BLOCKS}).")
+    return {"decision": "block", "reason": gate_reason(path, result, opening, closing)}
+
+
+def run_hook(args):
+    """`web.py hook post|stop` for Claude Code: prints a decision or nothing, always exits 0.
+    Any trouble is one line on stderr — the gate must never break a session, nor fail in silence."""
+    import json
+    try:
+        if gate_off():
+            say_error("hook: the cite-check gate is off (WEB_GATE=off); nothing was checked")
+            return EXIT_OK
+        payload = json.loads(sys.stdin.buffer.read().decode("utf-8"))
+        if not isinstance(payload, dict):
+            raise ValueError("the hook input is not a JSON object")
+        cfg = Config(os.environ)
+        answer = hook_post(payload, cfg) if args.event == "post" else hook_stop(payload, cfg)
+    except Failure as err:
+        say_error(f"hook: the cite-check gate did not run: {err.line()}")
+        return EXIT_OK
+    except Exception as err:   # malformed input, a missing md root, an unreadable file, a bug
+        say_error(f"hook: the cite-check gate did not run: {type(err).__name__}: {err}")
+        return EXIT_OK
+    if answer:
+        emit_json(answer)
+    return EXIT_OK
 
 
 # ---------------------------------------------------------------------------
@@ -2003,14 +2850,19 @@ def build_parser():
     manifest.add_argument("--topic", metavar="T", required=True)
     manifest.add_argument("--json", action="store_true", help="print one JSON object")
 
-    cite = commands.add_parser("cite-check", help="verify a synthesis's citations and quotes against saved pages")
+    cite = commands.add_parser("cite-check", help="verify a synthesis's citations, quotes and numbers against saved pages")
     cite.add_argument("file", metavar="FILE")
+    cite.add_argument("--evidence", action="store_true",
+                      help="also write <goal-slug>-evidence.md: each cited sentence beside its best passage")
     cite.add_argument("--json", action="store_true", help="print one JSON object")
+
+    hook = commands.add_parser("hook", help="Claude Code's cite-check gate (run by .claude/settings.json hooks)")
+    hook.add_argument("event", choices=["post", "stop"], help="post: after Write/Edit; stop: at the end of a turn")
     return parser
 
 
 COMMANDS = {"search": cmd_search, "scrape": cmd_scrape, "doctor": cmd_doctor, "init": cmd_init,
-            "manifest": cmd_manifest, "cite-check": cmd_cite_check}
+            "manifest": cmd_manifest, "cite-check": cmd_cite_check, "hook": run_hook}
 
 
 def main(argv=None):
@@ -2028,6 +2880,8 @@ def main(argv=None):
             raise usage_error(f"--workers {args.workers} is out of range", "use 1 to 64")
         if any(re.search("[\ud800-\udfff]", value) for value in argv):
             raise usage_error("an argument is not valid UTF-8", "pass UTF-8 text")
+        if args.command == "hook":
+            return run_hook(args)
         cfg = Config(os.environ)
         return COMMANDS[args.command](args, cfg)
     except Failure as err:
