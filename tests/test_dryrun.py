@@ -158,7 +158,7 @@ def test_dry_run_end_to_end(run, searx, fire, md_root):
     plato_slug = plato[1]
     assert errors == [
         f"{shown}:13: quote \"The Ars Goetia proves 72 spirits are real\" is not in {plato_slug}",
-        f"{shown}:19: citation [1](web/no-such-page.md) points to a file that does not exist",
+        f"{shown}:19: citation [{plato[0]}](web/no-such-page.md) points to a file that does not exist",
         f"{shown}:20: finding has no citation to a saved source"], check.out
     assert check.out.splitlines()[-1] == "FAIL: 3 errors, 0 warnings"
 
