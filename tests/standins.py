@@ -41,13 +41,14 @@ class Reply:
     """One scripted answer: status, headers, body, and the faults to inject."""
 
     def __init__(self, status=200, body=b"", headers=None, delay=0.0, trickle=None, reset_after=None,
-                 content_type="application/json", gzip_body=False, length=None):
+                 content_type="application/json", gzip_body=False, length=None, hold=None):
         if isinstance(body, (dict, list)):
             body = json.dumps(body).encode("utf-8")
         elif isinstance(body, str):
             body = body.encode("utf-8")
         self.status, self.body, self.delay, self.trickle = status, body, delay, trickle
         self.reset_after, self.gzip_body, self.length = reset_after, gzip_body, length
+        self.hold = hold   # a threading.Event: the answer waits until the test sets it (at most 30 s)
         self.headers = {"Content-Type": content_type} if content_type else {}
         self.headers.update(headers or {})
 
@@ -80,6 +81,8 @@ class _Handler(BaseHTTPRequestHandler):
     do_GET = do_POST = _serve
 
     def _send(self, reply):
+        if reply.hold is not None:
+            reply.hold.wait(30)
         if reply.delay:
             time.sleep(reply.delay)
         body = gzip.compress(reply.body) if reply.gzip_body else reply.body

@@ -383,3 +383,12 @@ def test_the_manifest_shows_whether_the_synthesis_passed_at_its_current_content(
     assert status() == f"- [reefs-synthesis.md](../reefs-synthesis.md) — passed cite-check on {today}"
     assert run("manifest", "--topic", "reefs", "--json").json["syntheses"] == [
         {"file": "reefs-synthesis.md", "status": "passed", "errors": 0, "checked": today}]
+
+
+def test_corpus_files_are_cited_as_c1_c2_in_file_name_order(check):
+    pages = dict(PAGES, **{"b-notes.md": "# Notes\n\nThe reef had recovered within two seasons.\n",
+                           "a-field-log.md": "# Log\n\nSurveys counted 1,240 colonies.\n"})
+    good = check(synthesis(f'- "{QUOTE}" [C2](b-notes.md); counted 1,240 colonies [C1](a-field-log.md).'), pages)
+    assert good.errors == [] and good.coverage["per_source"]["b-notes.md"] == 1
+    wrong = check(synthesis(f'- "{QUOTE}" [2](b-notes.md).'), pages)
+    assert wrong.errors == [(12, "wrong-number", "citation [2](b-notes.md) should be [C2]: b-notes.md is corpus file C2")]

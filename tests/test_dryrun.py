@@ -44,13 +44,6 @@ def setup_box(searx, fire):
         fire.set_page(url, captured_reply("notfound.json") if page is None else page_body(url, page[1], title=page[0]))
 
 
-def write_picks(md_root, round_no, urls):
-    path = md_root / TOPIC / "web" / f"_picks-{round_no}.json"
-    path.write_text(json.dumps([{"url": u, "query": QUERIES[0], "relevance": f"candidate {i}"}
-                                for i, u in enumerate(urls, 1)]), encoding="utf-8")
-    return path
-
-
 def synthesis_text(numbers):
     """A synthesis in the documented format; `numbers` maps a URL to (n, web/<slug>.md)."""
     def cite(url):
@@ -90,63 +83,96 @@ the grimoires contradict each other" {cite(skeptic)}.
 """
 
 
+def write_picks(md_root, round_no, urls):
+    """Claude's picks for a round: url and relevance; web.py fills in the query that found each."""
+    path = md_root / TOPIC / "web" / f"_picks-{round_no}.json"
+    path.write_text(json.dumps([{"url": u, "relevance": f"candidate {i}"} for i, u in enumerate(urls, 1)]),
+                    encoding="utf-8")
+    return path
+
+
 def test_dry_run_end_to_end(run, searx, fire, md_root):
     setup_box(searx, fire)
     urls = list(PAGES)
+    not_found, plato, weyer, skeptic, forum = urls
 
-    # 1. init with the user's arguments passed straight through
-    init = run("init", GOAL, "--topic", TOPIC, "--max-sources", "3", "--json")
+    # 1. init with the user's arguments passed straight through: a budget of 4 over 2 rounds
+    init = run("init", GOAL, "--topic", TOPIC, "--max-sources", "4", "--deep", "--max-rounds", "2", "--json")
     assert init.code == 0, init
     started = init.json
-    assert started["options"] == {"max_sources": 3, "deep": False, "max_rounds": 1, "with_corpus": False}
+    assert started["options"] == {"max_sources": 4, "deep": True, "max_rounds": 2, "with_corpus": False}
+    assert started["limit"] == 2                                      # round 1 never spends the whole budget
     assert started["synthesis"].endswith("demonology/find-proof-the-demon-hierarchy-is-real-synthesis.md")
-    assert (md_root / TOPIC / "web").is_dir()
+    status = run("status", "--topic", TOPIC, "--json").json
+    assert status["round"] == 0 and status["next"].startswith("search round 1")
 
-    # 3. one search with all queries
-    search = run("search", *QUERIES, "--topic", TOPIC, "--json").json
-    assert search["ok"] and search["new"] == 5 and len(search["results"]) == 5
-    assert {h["url"] for h in search["results"]} == set(urls)
-
-    # 5. picks in Claude's order (the 404 first, the forum last), scrape with the budget
-    picks = write_picks(md_root, 1, urls)
-    scrape = run("scrape", "--topic", TOPIC, "--from", picks, "--limit", "3", "--json")
+    # round 1: one search with all queries, picks in Claude's order (the 404 first), scrape with status's limit
+    search = run("search", *QUERIES[:2], "--topic", TOPIC, "--json").json
+    assert search["ok"] and search["queries"] == {"1": QUERIES[0], "2": QUERIES[1]} and "seen" not in search
+    assert {h["url"] for h in search["results"]} == {not_found, plato, weyer, forum}
+    status = run("status", "--topic", TOPIC, "--json").json
+    assert status["round"] == 1 and not status["scraped"] and status["limit"] == 2
+    assert "_picks-1.json --limit 2" in status["next"]
+    picks = write_picks(md_root, 1, [not_found, plato, weyer, forum])
+    scrape = run("scrape", "--topic", TOPIC, "--from", picks, "--limit", status["limit"], "--json")
     assert scrape.code == 0, scrape
     report = scrape.json
-    assert [f["kind"] for f in report["failed"]] == ["target-status"]
-    assert sorted(e["url"] for e in report["saved"]) == sorted(urls[1:4])
-    assert report["not_attempted"] == [urls[4]]
+    assert [(e["n"], e["url"]) for e in report["saved"]] == [(1, plato), (2, weyer)]   # numbers by pick order
+    assert [(f["url"], f["kind"]) for f in report["failed"] if f["kind"] != "abandoned"] == [(not_found,
+                                                                                           "target-status")]
+    assert forum not in {e["url"] for e in report["saved"]}
 
-    # 7. manifest, with Claude's notes outside the markers
-    manifest = run("manifest", "--topic", TOPIC, "--json")
-    assert manifest.code == 0
-    saved = manifest.json["saved"]
-    assert sorted(s["n"] for s in saved) == [1, 2, 3]
+    # round 2 (--deep): status opens it, a new query, a seen-but-unsaved hit is picked too
+    status = run("status", "--topic", TOPIC, "--json").json
+    assert status["round"] == 1 and status["scraped"] and status["limit"] == 2 and status.get("stop") is None
+    assert status["next"].startswith("round 1 is done; deep round 2 is open")
+    again = run("search", QUERIES[2], "--topic", TOPIC, "--json").json
+    assert again["queries"] == {"3": QUERIES[2]} and [h["url"] for h in again["results"]] == [skeptic]
+    assert again["seen"] == [{"rank": 2, "url": not_found}]
+    picks = write_picks(md_root, 2, [skeptic, forum])
+    second = run("scrape", "--topic", TOPIC, "--from", picks, "--limit", "2", "--json").json
+    assert [(e["n"], e["url"]) for e in second["saved"]] == [(3, skeptic), (4, forum)]
+    header = web.split_saved((md_root / TOPIC / "web" / "skeptics-example-org-demon-hierarchies.md").read_text())[0]
+    assert header["query"] == QUERIES[2] and header["relevance"] == "candidate 1"
+    status = run("status", "--topic", TOPIC, "--json").json
+    assert status["stop"] == ["budget spent", "max rounds"] and status["next"].startswith("checkpoint")
+
+    # checkpoint: the manifest's summary lists every saved source and failure; notes live in _notes.md
+    summary = run("manifest", "--topic", TOPIC)
+    assert summary.code == 0
+    lines = summary.out.splitlines()
+    assert lines[0].startswith(f"{TOPIC} · run {started['run']} · round 2 of 2 · 4 of 4 pages saved (budget spent)")
+    for n, url in enumerate([plato, weyer, skeptic, forum], 1):
+        assert f"      {url}" in lines and any(line.startswith(f"  [{n}] ") for line in lines)
+    assert f"  target-status  {not_found} — the site answered 404" in summary.out
     manifest_path = md_root / TOPIC / "web" / "_manifest.md"
     text = manifest_path.read_text("utf-8")
-    assert "| 1 | demon hierarchy primary sources | 3 | 3 |" in text
-    assert "picked, not attempted" in text and "failed (target-status)" in text and "_picks-1.json" in text
-    notes = "\n## Notes (Claude)\n\n- The forum page is low trust | kept <b>out</b>.\r\n\n"
-    manifest_path.write_bytes(("Preface by Claude.\n\n" + text + notes).encode("utf-8"))
-    assert run("manifest", "--topic", TOPIC).code == 0
+    assert f"| 1 | 1 | {QUERIES[0]} | 3 | 3 | – |" in text and f"| 3 | 2 | {QUERIES[2]} | 2 | 1 | – |" in text
+    assert "](plato-example-edu-entries-angels-demons.md)" in text and "](web/" not in text   # links from web/
+    (md_root / TOPIC / "web" / "_notes.md").write_text("# Notes\n\n- The forum page is low trust.\n", "utf-8")
+    notes = "\n## Notes (Claude)\n\n- older notes below the block are kept | byte for byte.\r\n\n"
+    manifest_path.write_bytes(("Preface.\n\n" + text + notes).encode("utf-8"))
+    assert "notes: " + web.display_path(md_root / TOPIC / "web" / "_notes.md") in run("manifest", "--topic", TOPIC).out
     regenerated = manifest_path.read_bytes().decode("utf-8")
-    assert regenerated.startswith("Preface by Claude.\n\n<!-- web.py:begin -->") and regenerated.endswith(notes)
+    assert regenerated.startswith("Preface.\n\n<!-- web.py:begin -->") and regenerated.endswith(notes)
+    assert "Notes: [_notes.md](_notes.md)" in regenerated
 
-    # 9. the synthesis in the documented format passes cite-check
-    by_path = {s["path"]: s["n"] for s in saved}
-    numbers = {e["url"]: (by_path["web/" + e["path"].rsplit("/", 1)[1]], "web/" + e["path"].rsplit("/", 1)[1])
-               for e in report["saved"]}
+    # the synthesis in the documented format passes cite-check
+    numbers = {e["url"]: (e["n"], "web/" + e["path"].rsplit("/", 1)[1]) for e in report["saved"] + second["saved"]}
     synthesis = md_root / TOPIC / "find-proof-the-demon-hierarchy-is-real-synthesis.md"
     synthesis.write_text(synthesis_text(numbers), encoding="utf-8")
+    assert run("status", "--topic", TOPIC, "--json").json["synthesis"]["status"] == "unchecked"
     check = run("cite-check", synthesis, "--json")
     assert check.code == 0, check.out
-    assert check.json["errors"] == [] and check.json["warnings"] == []
+    assert check.json["errors"] == [] and [w["message"] for w in check.json["warnings"]] == [
+        "saved source web/forum-example-net-t-demons-are-real.md is never cited"]
     assert check.json["coverage"]["quotes"] == {"verified": 4, "not_found": 0, "no_citation": 0, "exempt": 0}
+    assert run("status", "--topic", TOPIC, "--json").json["next"].startswith("the synthesis passed cite-check")
 
     # a tampered synthesis: a quote not in the source, a link to a missing page, a finding without citation
-    plato = numbers[urls[1]]
     tampered = synthesis_text(numbers).replace("The Ars Goetia lists 72 spirits by rank",
                                                "The Ars Goetia proves 72 spirits are real")
-    tampered = tampered.replace("## Disagreements and gaps", f"""- Demons were seen in 2024 [{plato[0]}](web/no-such-page.md).
+    tampered = tampered.replace("## Disagreements and gaps", """- Demons were seen in 2024 [1](web/no-such-page.md).
 - Everyone agrees demons exist.
 
 ## Disagreements and gaps""")
@@ -155,25 +181,20 @@ def test_dry_run_end_to_end(run, searx, fire, md_root):
     assert check.code == 1
     shown = web.display_path(synthesis)
     errors = [line for line in check.out.splitlines() if line.startswith(shown + ":") and ": warning: " not in line]
-    plato_slug = plato[1]
     assert errors == [
-        f"{shown}:13: quote \"The Ars Goetia proves 72 spirits are real\" is not in {plato_slug}",
-        f"{shown}:19: citation [{plato[0]}](web/no-such-page.md) points to a file that does not exist",
+        f"{shown}:13: quote \"The Ars Goetia proves 72 spirits are real\" is not in web/plato-example-edu-entries-angels-demons.md",
+        f"{shown}:19: citation [1](web/no-such-page.md) points to a file that does not exist",
         f"{shown}:20: finding has no citation to a saved source"], check.out
-    assert check.out.splitlines()[-1] == "FAIL: 3 errors, 0 warnings"
+    assert check.out.splitlines()[-1] == "FAIL: 3 errors, 1 warnings"
+    assert run("status", "--topic", TOPIC, "--json").json["synthesis"] == {
+        "path": shown, "status": "failing", "errors": 3, "checked": f"{web.now_utc():%Y-%m-%d}"}
 
-    # a second --deep round: seen and saved are marked, nothing is re-scraped, nothing is new
+    # nothing is re-scraped: saved pages are skipped without a request
     requests_before = len(fire.requests)
-    again = run("search", *QUERIES, "--topic", TOPIC, "--json").json
-    assert again["new"] == 0 and all(h["seen"] for h in again["results"])
-    assert sorted(h["url"] for h in again["results"] if h["saved"]) == sorted(urls[1:4])
-    picks2 = write_picks(md_root, 2, urls[1:4])
-    second = run("scrape", "--topic", TOPIC, "--from", picks2, "--limit", "3", "--json").json
-    assert second["saved"] == [] and [s["reason"] for s in second["skipped"]] == ["already saved"] * 3
+    third = run("scrape", "--topic", TOPIC, "--from", picks, "--json").json
+    assert "saved" not in third and [(s["reason"], s["n"]) for s in third["skipped"]] == [("already saved", 3),
+                                                                                         ("already saved", 4)]
     assert len(fire.requests) == requests_before
-    rounds = [e["round"] for e in web.read_ledger(md_root / TOPIC / "web" / "_ledger.jsonl")
-              if e["command"] == "search"]
-    assert rounds == [1, 1, 1, 2, 2, 2]
 
 
 def test_cite_check_numbers_are_the_manifest_numbers(run, fire, md_root):
@@ -215,7 +236,7 @@ def test_init_with_corpus_lists_the_topic_files(run, md_root):
     (topic / "goetia-notes.md").write_text("notes", encoding="utf-8")
     (topic / "old-synthesis.md").write_text("x", encoding="utf-8")
     r = run("init", GOAL, "--topic", TOPIC, "--with-corpus", "--json")
-    assert [os.path.basename(p) for p in r.json["corpus"]] == ["goetia-notes.md"]
+    assert r.json["corpus"] == [{"label": "C1", "path": web.display_path(topic / "goetia-notes.md")}]
 
 
 def test_concurrent_ledger_appends_from_two_processes_lose_nothing(md_root):

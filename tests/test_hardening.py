@@ -55,7 +55,8 @@ def test_a_title_cannot_break_the_manifest_markers(run, fire, md_root):
     run("manifest", "--topic", "t")
     text = path.read_text("utf-8")
     assert text.count("<!-- web.py:end -->") == 1 and text.endswith("\nmy notes\n")
-    assert "x &lt;!-- web.py:end --&gt; \\| injected" in text
+    assert "[x \\| injected](evil-example-org-x.md)" in text     # the comment is stripped, the pipe escaped
+    assert "| 1 | [x \\| injected](evil-example-org-x.md) |" in text
 
 
 def test_low_trust_signals_are_flagged_but_never_block(run, fire, md_root):
@@ -125,7 +126,7 @@ def test_bad_queries(run, searx, md_root, query, message):
 @pytest.mark.parametrize("query", ["line one\nline two", "tide pools 🌊🐚", "שלום עולם", "مرحبا بالعالم", "악마 위계"])
 def test_unusual_but_fine_queries_are_accepted(run, searx, query):
     r = run("search", query, "--max", "1", "--json")
-    assert r.code == 0 and r.json["queries"] == [" ".join(query.split())]
+    assert r.code == 0 and r.json["queries"] == {"1": " ".join(query.split())}
     assert searx.queries_seen() == [" ".join(query.split())]
 
 

@@ -51,14 +51,17 @@ def test_topic_saves_with_slugs_paths_and_json_report(run, fire, md_root):
     r = run("scrape", "https://www.example.org/a/b", "https://example.net/c", "--topic", "t", "--json")
     assert r.code == 0, r
     report = r.json
-    assert report["schema"] == "web.scrape/1" and report["ok"] is True
-    assert sorted(e["path"].rsplit("/", 1)[1] for e in report["saved"]) == ["example-net-c.md", "example-org-a-b.md"]
+    assert report["schema"] == "web.scrape/2" and report["ok"] is True and set(report) == {
+        "schema", "ok", "saved", "elapsed_ms"}                             # empty lists are left out
+    assert [(e["n"], e["path"].rsplit("/", 1)[1]) for e in report["saved"]] == [(1, "example-org-a-b.md"),
+                                                                                 (2, "example-net-c.md")]
     entry = report["saved"][0]
-    assert set(entry) == {"url", "path", "title", "words", "bytes", "sha256", "flags", "elapsed_ms"}
-    saved = md_root / "t" / "web" / entry["path"].rsplit("/", 1)[1]
-    assert entry["bytes"] == saved.stat().st_size and entry["words"] > 200
+    assert list(entry) == ["n", "url", "path", "title", "words"]          # no flags: none were raised
+    saved = md_root / "t" / "web" / "example-org-a-b.md"
+    assert entry["words"] == web.count_words(web.split_saved(saved.read_text("utf-8"))[1].encode()) > 200
     import hashlib
-    assert hashlib.sha256(web.split_saved(saved.read_text("utf-8"))[1].encode()).hexdigest() == entry["sha256"]
+    event = web.read_ledger(md_root / "t" / "web" / "_ledger.jsonl")[0]
+    assert hashlib.sha256(web.split_saved(saved.read_text("utf-8"))[1].encode()).hexdigest() == event["sha256"]
 
 
 def test_slug_collisions_get_numbered_names(run, fire, md_root):
@@ -73,11 +76,12 @@ def test_already_saved_urls_are_skipped_unless_forced(run, fire, md_root):
     assert run("scrape", "https://example.org/a", "--topic", "t", "--query", "q0", "--relevance", "why").code == 0
     r = run("scrape", "https://www.example.org/a/?utm_source=x", "--topic", "t", "--json")
     assert r.code == 0 and r.json["skipped"] == [{"url": "https://www.example.org/a/?utm_source=x",
-                                                  "reason": "already saved", "path": r.json["skipped"][0]["path"]}]
+                                                  "reason": "already saved", "path": web.display_path(
+                                                      md_root / "t" / "web" / "example-org-a.md"), "n": 1}]
     assert len(fire.requests) == 1                                  # not even asked
     fire.set_page("https://example.org/a", page_body("https://example.org/a", article_markdown("new text")))
     r = run("scrape", "https://example.org/a", "--topic", "t", "--force", "--json")
-    assert r.code == 0 and len(r.json["saved"]) == 1
+    assert r.code == 0 and len(r.json["saved"]) == 1 and r.json["saved"][0]["n"] == 1   # the same number
     assert saved_files(md_root) == ["example-org-a.md"]             # the same file, rewritten
     text = (md_root / "t" / "web" / "example-org-a.md").read_text("utf-8")
     assert "New Text" in text and "> query: q0\n" in text and "> relevance: why\n" in text   # header kept
@@ -89,9 +93,9 @@ def test_identical_content_is_reported_as_duplicate(run, fire, md_root):
     fire.set_page("https://mirror.net/copy", page_body("https://mirror.net/copy", same))
     run("scrape", "https://original.org/story", "--topic", "t")
     r = run("scrape", "https://mirror.net/copy", "--topic", "t", "--json")
-    assert r.code == 0 and r.json["saved"] == []
+    assert r.code == 0 and "saved" not in r.json
     skipped = r.json["skipped"][0]
-    assert skipped["reason"] == "duplicate" and skipped["duplicate_of"].endswith("original-org-story.md")
+    assert skipped["reason"] == "duplicate" and skipped["path"].endswith("original-org-story.md") and skipped["n"] == 1
     assert saved_files(md_root) == ["original-org-story.md"]
 
 
@@ -115,7 +119,7 @@ def test_page_failures_have_one_kind_and_save_nothing(run, fire, md_root, answer
     fire.set_page("https://x.org/c", answer)
     r = run("scrape", "https://x.org/c", "--topic", "t", "--json")
     assert r.code == web.EXIT_PARTIAL, r
-    assert [f["kind"] for f in r.json["failed"]] == [kind] and r.json["saved"] == []
+    assert [f["kind"] for f in r.json["failed"]] == [kind] and "saved" not in r.json
     assert saved_files(md_root) == [] and len(fire.requests) == 1     # a page's verdict is not retried
     assert r.err.count("\n") == 1 and kind in r.err
 
@@ -126,10 +130,11 @@ def test_limit_goes_down_the_list_and_failures_fall_through(run, fire, md_root, 
     rows = [{"url": f"https://{c}.org/{i}", "query": "q", "relevance": f"reason {i}"}
             for i, c in enumerate("abcdef", 1)]
     picks.write_text(json.dumps(rows), encoding="utf-8")
-    r = run("scrape", "--topic", "t", "--from", picks, "--limit", "3", "--workers", "2", "--json")
+    r = run("scrape", "--topic", "t", "--from", picks, "--limit", "3", "--workers", "1", "--json")
     assert r.code == 0, r
     report = r.json
-    assert sorted(e["url"] for e in report["saved"]) == ["https://a.org/1", "https://c.org/3", "https://d.org/4"]
+    assert [(e["n"], e["url"]) for e in report["saved"]] == [(1, "https://a.org/1"), (2, "https://c.org/3"),
+                                                             (3, "https://d.org/4")]
     assert [f["url"] for f in report["failed"]] == ["https://b.org/2"]
     assert report["not_attempted"] == ["https://e.org/5", "https://f.org/6"]
     assert sorted(fire.scraped_urls()) == ["https://a.org/1", "https://b.org/2", "https://c.org/3",
@@ -218,3 +223,95 @@ def test_usage_errors(run, fire):
     assert run("scrape", "https://a.org/", "--json").code == web.EXIT_USAGE
     assert run("scrape", "https://a.org/", "--topic", "t", "--out", "x.md").code == web.EXIT_USAGE
     assert fire.requests == []
+
+
+# --- numbering by pick order, twins, stragglers ---------------------------------------
+
+def release_when_saved(md_root, count, hold):
+    """Set `hold` once `count` pages are saved in topic t (read from its ledger), from a thread."""
+    import threading
+    import time
+
+    def watch():
+        ledger = md_root / "t" / "web" / "_ledger.jsonl"
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and not hold.is_set():
+            events = web.read_ledger(ledger)
+            if sum(1 for e in events if e.get("outcome") == "saved") >= count:
+                break
+            time.sleep(0.01)
+        hold.set()
+    threading.Thread(target=watch, daemon=True).start()
+
+
+def test_citation_numbers_follow_the_pick_order_not_the_finishing_order(run, fire, md_root):
+    import threading
+    hold = threading.Event()
+    first = "https://first.org/a"
+    fire.set_page(first, Reply(200, page_body(first, article_markdown("first pick")), hold=hold))
+    release_when_saved(md_root, 2, hold)          # the first pick finishes last
+    r = run("scrape", first, "https://second.org/b", "https://third.org/c", "--topic", "t", "--json")
+    assert r.code == 0, r
+    assert [(e["n"], e["url"]) for e in r.json["saved"]] == [
+        (1, first), (2, "https://second.org/b"), (3, "https://third.org/c")]
+    manifest = run("manifest", "--topic", "t", "--json").json
+    assert [(s["n"], s["url"]) for s in manifest["saved"]] == [
+        (1, first), (2, "https://second.org/b"), (3, "https://third.org/c")]
+
+
+def test_of_two_identical_pages_the_higher_ranked_is_kept_whatever_finishes_first(run, fire, md_root):
+    import threading
+    hold = threading.Event()
+    same = article_markdown("syndicated story")
+    fire.set_page("https://original.org/story", Reply(200, page_body("https://original.org/story", same), hold=hold))
+    fire.set_page("https://mirror.net/copy", page_body("https://mirror.net/copy", same))
+    release_when_saved(md_root, 1, hold)          # the mirror is saved first
+    r = run("scrape", "https://original.org/story", "https://mirror.net/copy", "--topic", "t", "--json")
+    assert r.code == 0, r
+    assert [(e["n"], e["url"]) for e in r.json["saved"]] == [(1, "https://original.org/story")]
+    skipped = r.json["skipped"]
+    assert [(s["url"], s["reason"], s["n"]) for s in skipped] == [("https://mirror.net/copy", "duplicate", 1)]
+    assert saved_files(md_root) == ["original-org-story.md"]
+    assert run("manifest", "--topic", "t", "--json").json["saved"][0]["n"] == 1
+
+
+def test_once_the_budget_is_met_a_straggler_is_abandoned_not_waited_for(run, fire, md_root):
+    import threading
+    hold = threading.Event()
+    fire.set_page("https://slow.org/x", Reply(200, page_body("https://slow.org/x", article_markdown("slow")), hold=hold))
+    urls = ["https://slow.org/x", "https://b.org/1", "https://c.org/2", "https://d.org/3"]
+    try:
+        r = run("scrape", *urls, "--topic", "t", "--limit", "3", "--workers", "4", "--json")
+        assert fire.in_flight == 1                 # returned while the slow page was still loading
+    finally:
+        hold.set()
+    assert r.code == 0 and [e["url"] for e in r.json["saved"]] == urls[1:]
+    assert r.json["failed"] == [{"url": "https://slow.org/x", "kind": "abandoned",
+                                 "error": "still loading when --limit 3 was met; not saved"}]
+    assert "web.py: scrape: https://slow.org/x: abandoned" in r.err
+    events = web.read_ledger(md_root / "t" / "web" / "_ledger.jsonl")
+    assert [(e["url"], e["outcome"]) for e in events if e.get("kind") == "abandoned"] == [(urls[0], "failed")]
+
+
+def test_a_candidate_listed_twice_is_reported_not_dropped(run, fire, md_root, tmp_path):
+    picks = tmp_path / "picks.json"
+    picks.write_text(json.dumps([{"url": "https://a.org/x"}, {"url": "https://www.a.org/x?utm_source=feed"}]),
+                     encoding="utf-8")
+    r = run("scrape", "--topic", "t", "--from", picks, "--json")
+    assert r.code == 0 and len(fire.requests) == 1
+    assert r.json["skipped"] == [{"url": "https://www.a.org/x?utm_source=feed", "reason": "duplicate candidate",
+                                  "same_as": "https://a.org/x"}]
+
+
+def test_a_pick_without_a_query_gets_the_first_query_that_found_it(run, searx, fire, md_root, tmp_path):
+    from standins import make_hit
+    searx.set_results("first query", [make_hit("https://a.org/x")])
+    searx.set_results("second query", [make_hit("https://a.org/x"), make_hit("https://b.org/y")])
+    assert run("search", "first query", "second query", "--topic", "t").code == 0
+    picks = tmp_path / "picks.json"
+    picks.write_text(json.dumps([{"url": "https://b.org/y", "relevance": "r"},
+                                 {"url": "https://a.org/x", "query": "mine", "relevance": "r"}]), encoding="utf-8")
+    assert run("scrape", "--topic", "t", "--from", picks).code == 0
+    headers = {n: web.split_saved((md_root / "t" / "web" / n).read_text("utf-8"))[0]["query"]
+               for n in saved_files(md_root)}
+    assert headers == {"b-org-y.md": "second query", "a-org-x.md": "mine"}
