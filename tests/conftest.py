@@ -15,8 +15,10 @@ sys.path[:0] = [ROOT, TESTS]
 
 import importlib.util  # noqa: E402
 
-_spec = importlib.util.spec_from_file_location("loopback_guard", os.path.join(GUARD, "sitecustomize.py"))
-_spec.loader.exec_module(importlib.util.module_from_spec(_spec))  # the guard, installed for this process too
+_spec = importlib.util.spec_from_file_location("sitecustomize_guard", os.path.join(GUARD, "sitecustomize.py"))
+_guard_module = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_guard_module)  # the guard, installed for this process too
+sys.modules["sitecustomize_guard"] = _guard_module
 import web  # noqa: E402
 from standins import FirecrawlStandIn, SearxngStandIn  # noqa: E402
 

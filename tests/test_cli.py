@@ -15,7 +15,7 @@ from conftest import ROOT
 def test_version_and_help(cli):
     r = cli("--version")
     assert r.code == 0 and r.out == f"web.py {web.VERSION}\n"
-    for command in ("search", "scrape", "doctor", "init", "manifest", "cite-check"):
+    for command in web.COMMANDS:
         r = cli(command, "-h")
         assert r.code == 0 and r.out.startswith(f"usage: web.py {command}")
 
@@ -52,8 +52,49 @@ def test_bad_input_is_one_line_and_exit_2(cli, argv, env, code, text):
 def test_json_mode_prints_valid_json_even_on_config_errors(cli):
     r = cli("search", "q", "--json", env={"SEARXNG_PORT": "abc"})
     assert r.code == 2 and json.loads(r.out) == {
-        "schema": "web.search/1", "ok": False, "errors": [{"service": "config", "code": 2, "error": (
+        "schema": "web.search/2", "ok": False, "errors": [{"service": "config", "code": 2, "error": (
             "config: SEARXNG_PORT='abc' is not valid — set a port number from 1 to 65535")}]}
+
+
+def test_cite_check_usage_errors_keep_cite_checks_error_shape(cli, tmp_path):
+    r = cli("cite-check", tmp_path / "missing-synthesis.md", "--json")
+    answer = json.loads(r.out)
+    assert r.code == 2 and answer["schema"] == "web.cite-check/2" and answer["ok"] is False
+    assert answer["errors"] == [{"line": 0, "kind": "usage", "message": answer["errors"][0]["message"]}]
+    assert answer["errors"][0]["message"].startswith("usage: cannot read ")
+
+
+@pytest.mark.parametrize("command", sorted(web.COMMANDS))
+def test_every_command_and_argument_has_help(command):
+    sub = web.build_parser()._subparsers._group_actions[0].choices[command]
+    for action in sub._actions:
+        if action.dest != "help":
+            assert action.help and len(action.help) > 10, (command, action.dest)
+        if action.default not in (None, False) and action.dest != "help":
+            assert "%(default)s" in action.help or str(action.default) in action.help, (command, action.dest)
+
+
+def test_top_level_help_lists_every_variable_and_exit_code(cli):
+    out = cli("-h").out
+    for name, default, _ in web.ENVIRONMENT:
+        assert f"  {name} " in out and f"(default: {default})" in out
+    for code, _ in web.EXIT_CODES:
+        assert f"\n  {code} " in out
+    assert "10.10.20.37" in out
+
+
+@pytest.mark.parametrize("argv, low, high", [
+    (["search", "q", "--max"], 1, 100), (["search", "q", "--workers"], 1, 64), (["scrape", "--topic", "t", "--limit"], 1, 1000),
+    (["init", "g", "--topic", "t", "--max-sources"], 1, 100), (["init", "g", "--topic", "t", "--deep", "--max-rounds"], 1, 10),
+])
+def test_both_sides_of_every_range(run, argv, low, high):
+    for value in (low - 1, high + 1):
+        r = run(*argv, value)
+        assert r.code == 2 and r.err == f"web.py: usage: {argv[-1]} {value} is out of range — use {low} to {high}\n"
+    parser = web.build_parser()
+    for value in (low, high):
+        args = parser.parse_args(argv + [str(value)])
+        assert getattr(args, argv[-1].lstrip("-").replace("-", "_")) == value
 
 
 def test_every_exit_code_from_a_real_process(cli, searx, fire, tmp_path):
@@ -105,6 +146,19 @@ def test_doctor_fails_when_firecrawl_is_down_or_its_worker_is_dead(run, searx, f
     assert check["ok"] is False and "queue worker" in check["fix"]
     monkeypatch.setenv("FIRECRAWL_URL", "http://127.0.0.1:9")
     assert run("doctor").code == web.EXIT_UNREACHABLE
+
+
+@pytest.mark.parametrize("answer, code, fix", [
+    (Reply(500, {"success": False, "code": "SCRAPE_ALL_ENGINES_FAILED", "error": "All scraping engines failed"}),
+     web.EXIT_UNREACHABLE, "can the box reach the internet? the default test page needs it; try --scrape-url"),
+    (Reply(200, json.load(open(os.path.join(ROOT, "tests", "fixtures", "firecrawl", "notfound.json")))["response"]["body"]),
+     web.EXIT_PARTIAL, "Firecrawl works, but the test page failed: try --scrape-url with another page"),
+])
+def test_doctor_tells_a_page_verdict_from_a_dead_worker(run, searx, fire, answer, code, fix):
+    fire.set_page("https://example.com", answer)
+    r = run("doctor", "--json")
+    check = r.json["checks"][2]
+    assert r.code == code and check["ok"] is False and fix in check["fix"] and "queue worker" not in check["fix"]
 
 
 def test_doctor_fails_on_a_refused_key(run, searx, fire, monkeypatch):

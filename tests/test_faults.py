@@ -104,11 +104,14 @@ def test_5xx_always_is_exit_4(run, fire, md_root):
     assert leftovers(md_root) == []
 
 
-@pytest.mark.parametrize("status", [400, 404])
-def test_other_4xx_are_never_retried(run, searx, status):
+@pytest.mark.parametrize("status, code, message", [
+    (400, web.EXIT_USAGE, "SearXNG: refused the query 'q': nope — check the query"),
+    (404, web.EXIT_UNEXPECTED, "SearXNG: answered HTTP 404: '{\"error\": \"nope\"}' — check SEARXNG_URL"),
+])
+def test_other_4xx_are_never_retried(run, searx, status, code, message):
     searx.fail_next(Reply(status, {"error": "nope"}))
-    run("search", "q", "--max", "1")
-    assert len(searx.requests) == 1
+    r = run("search", "q", "--max", "1")
+    assert len(searx.requests) == 1 and r.code == code and message in one_line(r.err)
 
 
 def test_html_from_a_proxy_where_json_was_due_is_exit_5(run, fire, md_root):

@@ -94,13 +94,19 @@ def test_bad_urls(run, fire, md_root, url, message):
 
 
 BAD_TOPICS = ["..", "../x", "/abs", "a//b", "a/../../b", "a\x00b", "a\nb", "CON", "aux.md", "a/LPT1",
-              "trailing.", " ", "x:y"]
+              "trailing.", " ", "x:y", ""]
 
 
 @pytest.mark.parametrize("topic", BAD_TOPICS)
 def test_bad_topics(run, fire, md_root, topic):
     check_bad(run, md_root, ["scrape", "https://example.org/a", "--topic", topic], web.EXIT_USAGE, "topic")
     assert fire.requests == []
+
+
+@pytest.mark.parametrize("argv", [["search", "q"], ["init", "goal"], ["status"], ["manifest"]])
+def test_an_empty_topic_is_a_usage_error_for_every_command(run, searx, md_root, argv):
+    check_bad(run, md_root, argv + ["--topic", ""], web.EXIT_USAGE, "the topic is empty")
+    assert searx.requests == []
 
 
 def test_a_symlink_out_of_the_md_root_is_refused(run, fire, md_root, tmp_path):

@@ -24,7 +24,7 @@ def test_one_url_prints_the_page_markdown_and_nothing_else(run, fire):
 
 def test_request_body_follows_the_v1_schema(run, fire, monkeypatch):
     monkeypatch.setenv("WEB_TIMEOUT", "30")
-    run("scrape", "https://example.org/a", "--full-page")
+    assert run("scrape", "https://example.org/a", "--full-page").code == 0
     body = json.loads(fire.requests[0]["raw"])
     assert body == {"url": "https://example.org/a", "formats": ["markdown"], "onlyMainContent": False,
                     "timeout": 25000}
@@ -60,7 +60,8 @@ def test_topic_saves_with_slugs_paths_and_json_report(run, fire, md_root):
     saved = md_root / "t" / "web" / "example-org-a-b.md"
     assert entry["words"] == web.count_words(web.split_saved(saved.read_text("utf-8"))[1].encode()) > 200
     import hashlib
-    event = web.read_ledger(md_root / "t" / "web" / "_ledger.jsonl")[0]
+    event = next(e for e in web.read_ledger(md_root / "t" / "web" / "_ledger.jsonl")
+                 if e["path"].endswith("/example-org-a-b.md"))
     assert hashlib.sha256(web.split_saved(saved.read_text("utf-8"))[1].encode()).hexdigest() == event["sha256"]
 
 
@@ -150,9 +151,10 @@ def test_from_accepts_json_lines_on_stdin(run, fire, md_root):
 
 
 def test_pages_run_concurrently_up_to_the_worker_count(run, fire):
-    fire.delay = 0.3
+    three = fire.open_gate_when(lambda server: server.in_flight == 3)    # answers wait until 3 are asked
     r = run("scrape", *[f"https://w.org/{i}" for i in range(6)], "--topic", "t", "--workers", "3", "--json")
-    assert r.code == 0 and fire.max_in_flight == 3
+    assert r.code == 0 and len(r.json["saved"]) == 6
+    assert three["met"] and fire.max_in_flight == 3                      # three at once, never more
 
 
 def test_korean_page_end_to_end(run, fire, md_root):
@@ -196,7 +198,7 @@ def test_private_addresses_are_refused_before_firecrawl_is_asked(run, fire):
 
 def test_api_key_is_sent_as_bearer(run, fire, monkeypatch):
     monkeypatch.setenv("FIRECRAWL_API_KEY", "fc-secret")
-    run("scrape", "https://example.org/a")
+    assert run("scrape", "https://example.org/a").code == 0
     assert fire.requests[0]["headers"]["Authorization"] == "Bearer fc-secret"
 
 
@@ -217,12 +219,15 @@ def test_unknown_route_html_404_names_the_route(run, fire, monkeypatch):
     assert r.code == web.EXIT_CONFIG and "has no route POST /v1/scrape" in r.err
 
 
-def test_usage_errors(run, fire):
-    assert run("scrape").code == web.EXIT_USAGE
-    assert run("scrape", "https://a.org/", "https://b.org/").code == web.EXIT_USAGE
-    assert run("scrape", "https://a.org/", "--json").code == web.EXIT_USAGE
-    assert run("scrape", "https://a.org/", "--topic", "t", "--out", "x.md").code == web.EXIT_USAGE
-    assert fire.requests == []
+@pytest.mark.parametrize("argv, message", [
+    ([], "no URL to scrape — give URLs, or --from FILE"),
+    (["https://a.org/", "https://b.org/"], "several URLs need --topic — add --topic T"),
+    (["https://a.org/", "--json"], "--json needs --topic or --out"),
+    (["https://a.org/", "--topic", "t", "--out", "x.md"], "--out and --topic do not go together"),
+])
+def test_usage_errors(run, fire, argv, message):
+    r = run("scrape", *argv)
+    assert r.code == web.EXIT_USAGE and r.err.startswith(f"web.py: usage: {message}") and fire.requests == []
 
 
 # --- numbering by pick order, twins, stragglers ---------------------------------------

@@ -190,3 +190,5 @@ def test_gitignore_versions_the_skill_and_settings_but_not_local_files():
     assert not ignored(".claude/skills/research/SKILL.md") and not ignored(".claude/settings.json")
     assert ignored(".claude/settings.local.json") and ignored(".claude/todos/x.json")
     assert ignored(".venv/bin/python") and ignored("tests/__pycache__/x.pyc")
+    assert ignored("md/demo/web/.lock") and ignored("md/demo/web/.example-org-a.md.4242.123456789.tmp")
+    assert ignored("md/.doctor-4242.1234.5678.tmp") and not ignored("md/demo/web/example-org-a.md")

@@ -12,15 +12,51 @@ import web
 
 # --- the guard itself -------------------------------------------------------
 
-def test_guard_refuses_the_default_box_address_and_name_lookups():
-    sock = socket.socket()
+# These probes cannot reach the network even if the guard is broken: a UDP connect sends no packet,
+# and AI_NUMERICHOST / numeric addresses never ask a resolver. A broken guard makes them fail, silently.
+
+def test_the_guard_refuses_the_default_box_address_in_this_process():
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     try:
         with pytest.raises(PermissionError, match="loopback only"):
             sock.connect((web.DEFAULT_HOST, 8080))
+        sock.connect(("127.0.0.1", 9))                        # loopback stays allowed
     finally:
         sock.close()
+
+
+def test_the_guard_refuses_name_lookups_in_this_process():
     with pytest.raises(PermissionError, match="name lookup"):
-        socket.getaddrinfo("example.com", 80)
+        socket.getaddrinfo("example.com", 80, flags=socket.AI_NUMERICHOST)
+    with pytest.raises(PermissionError, match="name lookup"):
+        socket.gethostbyname("192.0.2.1")
+    assert socket.getaddrinfo("127.0.0.1", 80, flags=socket.AI_NUMERICHOST)
+
+
+def test_the_guard_is_loaded_in_every_subprocess():
+    import subprocess
+    import sys
+    code = ("import socket\ns = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+            f"try:\n    s.connect(({web.DEFAULT_HOST!r}, 8080))\n    print('connected')\n"
+            "except PermissionError as err:\n    print('refused')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout
+    assert out == "refused\n"
+
+
+@pytest.mark.parametrize("event, refused, allowed", [
+    ("socket.connect", (None, ("192.0.2.1", 80)), (None, ("127.0.0.1", 80))),
+    ("socket.sendto", (None, ("192.0.2.1", 53)), (None, ("127.0.0.1", 53))),
+    ("socket.sendmsg", (None, ("2001:db8::1", 53, 0, 0)), (None, ("::1", 53, 0, 0))),
+    ("socket.getaddrinfo", ("example.com", 80, 0, 0, 0, 0), ("127.0.0.1", 80, 0, 0, 0, 0)),
+    ("socket.gethostbyname", ("example.com",), ("127.0.0.1",)),
+    ("socket.gethostbyaddr", ("192.0.2.1",), ("127.0.0.1",)),
+    ("socket.getnameinfo", (("192.0.2.1", 80), 0), (("127.0.0.1", 80), 0)),
+])
+def test_the_guard_refuses_every_way_out(event, refused, allowed):
+    import sitecustomize_guard
+    with pytest.raises(PermissionError):
+        sitecustomize_guard._guard(event, refused)
+    sitecustomize_guard._guard(event, allowed)
 
 
 def test_default_config_would_use_the_box_but_tests_point_at_loopback(monkeypatch):
@@ -91,8 +127,13 @@ def test_url_slug(url, slug):
     assert web.url_slug(url) == slug
 
 
-def test_url_slug_is_capped_at_80():
-    assert len(web.url_slug("https://example.com/" + "a-very-long-segment/" * 20)) == 80
+@pytest.mark.parametrize("path, slug", [
+    ("a" * 68, "example-com-" + "a" * 68),                 # 80 characters: kept whole
+    ("a" * 69, "example-com-" + "a" * 68),                 # 81: cut at 80
+    ("a" * 67 + "/b", "example-com-" + "a" * 67),          # the cut falls on a hyphen: never left dangling
+])
+def test_url_slug_is_capped_at_80(path, slug):
+    assert web.url_slug(f"https://example.com/{path}") == slug
 
 
 @pytest.mark.parametrize("goal, slug", [

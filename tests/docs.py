@@ -1,0 +1,206 @@
+#!/usr/bin/env python3
+"""README's examples, produced by the code: one scripted /research session against the loopback
+stand-ins' tide-pools box, run in a temporary copy of the project.
+
+    python3 tests/docs.py           check: exit 1 with a diff when README differs from what the code prints
+    python3 tests/docs.py --write   rewrite README's generated blocks
+
+A block follows a marker: `<!-- example: NAME -->` then a fenced block (a command and its output,
+or a file), `<!-- table: NAME -->` then a markdown table. Only what truly varies between runs is
+normalised when checking: ports, dates, run ids, hashes of dated files, timings.
+"""
+
+import difflib
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+
+TESTS = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(TESTS)
+README = os.path.join(ROOT, "README.md")
+sys.path[:0] = [ROOT, TESTS]
+
+import web  # noqa: E402
+from standins import FirecrawlStandIn, SearxngStandIn, demo_box  # noqa: E402
+
+SYNTHESIS = "md/demo/how-do-tide-pools-work-synthesis.md"
+TIDES, ZONES = "[1](web/example-org-tides.md)", "[2](web/shore-example-edu-intertidal-zones.md)"
+CENSUS, BARNACLES = "[3](web/census-example-org-shore-species-2023.md)", "[4](web/sealife-example-net-barnacles.md)"
+DRAFT = f"""# How do tide pools work?
+
+> goal: how do tide pools work
+> topic: demo · run {{run}} · {{date}}
+> sources: see web/_manifest.md
+
+## Summary
+
+Tide pools are rocky hollows that hold seawater when the tide goes out {TIDES}.
+The shore is divided into bands by how long each stays dry {ZONES}. Tide pools are the most
+studied habitat on Earth {ZONES}.
+
+## Findings
+
+- The shore has four zones: "the splash zone, the high zone, the middle zone and the
+  low zone" {TIDES}.
+- A 2019 survey found 5 to 9 species in the high zone and more than 40 in the low zone {ZONES}.
+- Sea stars are doing well: "Volunteers counted 1,420 ochre sea stars across 32 pools" {CENSUS}.
+- Their count grew by 260 (= 1,240 − 980) in two years {CENSUS}.
+- Acorn barnacles live for 20 years {BARNACLES}.
+
+## Reliability
+
+- [1] is flagged `instructions`: it tries to instruct its reader. Its facts agree with [2].
+
+## Sources
+
+1. Understanding Tide Pools | Coastal Notes — https://example.org/tides
+2. Intertidal zonation — https://shore.example.edu/intertidal-zones
+3. Shore species census 2023 — https://census.example.org/shore-species-2023
+4. Barnacles: filter feeders of the high zone — https://sealife.example.net/barnacles
+"""
+FIXED = DRAFT.replace("counted 1,420 ochre", "counted 1,240 ochre").replace(
+    "Acorn barnacles live for 20 years", "Acorn barnacles close their plates at low tide to keep from drying out")
+HOOK_INPUT = {"session_id": "3e8816bc-5e3f-4bfa-91f2-8856010215da", "hook_event_name": "PostToolUse",
+              "tool_name": "Write", "tool_input": {"file_path": SYNTHESIS}}
+
+# (name, action, argument): run a command; write a file and show it; show a file (optionally its head)
+SESSION = [
+    ("doctor", "run", "python3 web.py doctor"),
+    ("init", "run", 'python3 web.py init "how do tide pools work" --topic demo --max-sources 4 --deep --max-rounds 2 --json'),
+    ("status-1", "run", "python3 web.py status --topic demo"),
+    ("search-1", "run", 'python3 web.py search "tide pool ecology" "intertidal zones" --topic demo'),
+    ("search-json", "run", 'python3 web.py search "tide pool ecology" --max 3 --json'),
+    ("picks-1", "write", ("md/demo/web/_picks-1.json", json.dumps([
+        {"url": "https://survey.example.gov/tidepools-2019", "relevance": "The 2019 field survey: primary counts"},
+        {"url": "https://example.org/tides", "relevance": "A field guide to tide pools, with a species table"},
+        {"url": "https://shore.example.edu/intertidal-zones", "relevance": "How ecologists zone the shore"}],
+        indent=1, ensure_ascii=False) + "\n")),
+    ("scrape-1", "run", "python3 web.py scrape --topic demo --from md/demo/web/_picks-1.json --limit 2 --json"),
+    ("status-2", "run", "python3 web.py status --topic demo --json"),
+    ("search-2", "run", 'python3 web.py search "tide pool species survey" --topic demo --json'),
+    ("picks-2", "write", ("md/demo/web/_picks-2.json", json.dumps([
+        {"url": "https://census.example.org/shore-species-2023", "relevance": "The 2023 census of shore species"},
+        {"url": "https://example.org/tides", "relevance": "already saved"},
+        {"url": "https://sealife.example.net/barnacles", "relevance": "How barnacles live in the high zone"}],
+        indent=1, ensure_ascii=False) + "\n")),
+    ("scrape-2", "run", "python3 web.py scrape --topic demo --from md/demo/web/_picks-2.json --limit 2"),
+    ("page", "show", ("md/demo/web/example-org-tides.md", 15)),
+    ("manifest", "run", "python3 web.py manifest --topic demo"),
+    ("manifest-file", "show", ("md/demo/web/_manifest.md", None)),
+    ("draft", "write", (SYNTHESIS, DRAFT)),
+    ("hook-input", "write", ("hook-input.json", json.dumps(HOOK_INPUT, indent=1) + "\n")),
+    ("hook", "run", "python3 web.py hook post < hook-input.json"),
+    ("cite-check-draft", "run", f"python3 web.py cite-check {SYNTHESIS}"),
+    ("synthesis", "write", (SYNTHESIS, FIXED)),
+    ("cite-check", "run", f"python3 web.py cite-check {SYNTHESIS} --evidence"),
+    ("evidence", "show", ("md/demo/how-do-tide-pools-work-evidence.md", 16)),
+    ("status-3", "run", "python3 web.py status --topic demo"),
+    ("version", "run", "python3 web.py --version"),
+]
+VOLATILE = [(re.compile(r"127\.0\.0\.1:\d{2,5}"), "127.0.0.1:PORT"), (re.compile(r'"elapsed_ms":\d+'), '"elapsed_ms":0'),
+            (re.compile(r"\d{8}T\d{6}Z-\d{4}"), "RUN"), (re.compile(r"\d{4}-\d{2}-\d{2}"), "DATE"),
+            (re.compile(r"sha256 [0-9a-f]{12}"), "sha256 HASH")]
+
+
+def normalise(text):
+    for pattern, stand_in in VOLATILE:
+        text = pattern.sub(stand_in, text)
+    return text
+
+
+def session_outputs():
+    """{example name: block text} from a real session against the stand-ins."""
+    searx, fire = SearxngStandIn(), FirecrawlStandIn()
+    demo_box(searx, fire)
+    project = tempfile.mkdtemp(prefix="web-docs-")
+    try:
+        shutil.copy(os.path.join(ROOT, "web.py"), project)
+        env = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy") and not k.startswith(
+            ("WEB_", "SEARXNG_", "FIRECRAWL_", "CLAUDE_"))}
+        env.update(WEBTOOLS_HOST="127.0.0.1", SEARXNG_URL=searx.url, FIRECRAWL_URL=fire.url, LANG="C.UTF-8",
+                   PYTHONPATH=os.path.join(TESTS, "guard"))
+        return play(project, env)
+    finally:
+        searx.close()
+        fire.close()
+        shutil.rmtree(project, ignore_errors=True)
+
+
+def play(project, env):
+    blocks, fill = {}, {}
+    for name, action, argument in SESSION:
+        if action == "run":
+            argv = shlex.split(argument)
+            stdin = None
+            if "<" in argv:
+                with open(os.path.join(project, argv[-1]), "rb") as handle:
+                    stdin = handle.read()
+                argv = argv[:argv.index("<")]
+            proc = subprocess.run([sys.executable] + argv[1:], cwd=project, env=env, capture_output=True,
+                                  input=stdin, timeout=60)
+            out = proc.stderr.decode("utf-8") + proc.stdout.decode("utf-8")
+            blocks[name] = f"$ {argument}\n{out}" + (f"[exit {proc.returncode}]\n" if proc.returncode else "")
+            if name == "init":
+                fill = {"run": json.loads(proc.stdout)["run"], "date": f"{web.now_utc():%Y-%m-%d}"}
+        else:
+            path, content = argument
+            path = os.path.join(project, path)
+            if action == "write":
+                content = content.format(**fill) if "{run}" in content else content
+                with open(path, "w", encoding="utf-8") as handle:
+                    handle.write(content)
+                blocks[name] = content
+            else:
+                with open(path, encoding="utf-8") as handle:
+                    lines = handle.read().splitlines(keepends=True)
+                blocks[name] = "".join(lines[:content] if content else lines) + ("…\n" if content and
+                                                                                    len(lines) > content else "")
+    return blocks
+
+
+def tables():
+    env = ["| variable | default | meaning |", "| --- | --- | --- |"]
+    env += [f"| `{name}` | {default if default == '–' else f'`{default}`'} | {meaning} |"
+            for name, default, meaning in web.ENVIRONMENT]
+    codes = ["| code | meaning |", "| --- | --- |"] + [f"| {code} | {meaning} |" for code, meaning in web.EXIT_CODES]
+    return {"environment": "\n".join(env) + "\n", "exit-codes": "\n".join(codes) + "\n"}
+
+
+EXAMPLE = re.compile(r"(<!-- example: ([\w-]+) -->\n```\w*\n)(.*?)(^```)", re.S | re.M)
+TABLE = re.compile(r"(<!-- table: ([\w-]+) -->\n)((?:\|.*\n)+)")
+
+
+def fill(readme, blocks, generated):
+    """README with every marked block replaced; KeyError for a marker nothing generates."""
+    readme = EXAMPLE.sub(lambda m: m.group(1) + blocks[m.group(2)] + m.group(4), readme)
+    return TABLE.sub(lambda m: m.group(1) + generated[m.group(2)], readme)
+
+
+def markers(readme):
+    return [m.group(2) for m in EXAMPLE.finditer(readme)], [m.group(2) for m in TABLE.finditer(readme)]
+
+
+def main():
+    with open(README, encoding="utf-8") as handle:
+        readme = handle.read()
+    fresh = fill(readme, session_outputs(), tables())
+    if "--write" in sys.argv[1:]:
+        with open(README, "w", encoding="utf-8") as handle:
+            handle.write(fresh)
+        print(f"wrote {README}")
+        return 0
+    if normalise(fresh) == normalise(readme):
+        print("README's examples match the code")
+        return 0
+    sys.stdout.writelines(difflib.unified_diff(normalise(readme).splitlines(True), normalise(fresh).splitlines(True),
+                                               "README.md", "what the code prints"))
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
