@@ -11,7 +11,7 @@ import re
 import sys
 import time
 
-VERSION = "1.0.0"
+VERSION = "2.0.0"
 
 # ---------------------------------------------------------------------------
 # Configuration
@@ -140,7 +140,9 @@ class Config:
         except ValueError:
             number = None
         if number is None or not above < number <= at_most or number != number:
-            raise self._bad(name, value, f"set a number greater than {above:g} and at most {at_most:g}")
+            wanted = f"a whole number from {above + 1} to {at_most}" if kind is int else \
+                f"a number greater than {above:g} and at most {at_most:g}"
+            raise self._bad(name, value, f"set {wanted}")
         return number
 
     def _base_url(self, env, name, default):
@@ -333,10 +335,7 @@ def http_request(cfg, service, method, url, *, timeout, cap, body=None, is_verdi
 def _final_failure(service, base, problem, attempts, timeout):
     port_var = "SEARXNG_PORT" if service == "SearXNG" else "FIRECRAWL_PORT"
     tries = f"{attempts} attempt{'s' if attempts > 1 else ''}"
-    if isinstance(problem, _Transient):
-        if problem.reason == "refused":
-            return Failure(EXIT_UNREACHABLE, service, f"at {base} refused the connection ({tries})",
-                           f"is the webtools box up? check WEBTOOLS_HOST/{port_var}", kind="http")
+    if isinstance(problem, _Transient):   # what: "refused the connection", "dropped the connection …"
         if problem.reason == "timeout":
             return Failure(EXIT_UNREACHABLE, service, f"at {base} did not answer within {timeout:g} s ({tries})",
                            "is the box overloaded? check it, or raise WEB_TIMEOUT", kind="timeout")
@@ -589,55 +588,184 @@ def searxng_page(cfg, query, pageno, options):
     return answer
 
 
-def search_query(cfg, query, max_results, options):
-    """Hits for one query, paging until `max_results` are kept or a page adds nothing.
+def search_query(cfg, query, max_results, options, scope=None):
+    """Hits for one query, paging until `max_results` are kept or a page adds nothing. With --site
+    the query is asked once per site (`site:` operator; engines read several as AND) and the hits are
+    merged by position; rows outside the scope are dropped, whatever the engines did.
 
-    Returns {"query", "hits", "dropped", "unresponsive", "pages", "error"}; hits carry
-    their 1-based position within this query.
+    Returns {"query", "hits", "dropped", "unresponsive", "pages", "error"}; hits carry their 1-based
+    position within the query (within its asking, with several sites).
     """
-    hits, dropped, unresponsive, keys = [], [], {}, set()
-    outcome = {"query": query, "hits": hits, "dropped": dropped, "unresponsive": unresponsive,
-               "pages": 0, "error": None}
+    scope = scope or Scope()
+    outcome = {"query": query, "hits": [], "dropped": [], "unresponsive": {}, "pages": 0, "error": None}
+    keys = set()
+    for asked in [f"{query} site:{site}" for site in scope.sites] or [query]:
+        collect_hits(cfg, asked, max_results, options, scope, outcome, keys)
+        if outcome["error"]:
+            break
+    if len(scope.sites) > 1:
+        outcome["hits"] = sorted(outcome["hits"], key=lambda h: h["position"])[:max_results]
+    if not outcome["hits"] and outcome["unresponsive"] and outcome["error"] is None:
+        engines = ", ".join(f"{e} ({why})" for e, why in outcome["unresponsive"].items())
+        outcome["error"] = Failure(EXIT_UNREACHABLE, "SearXNG", f"no results for {query!r}; engines unresponsive: {engines}",
+                                   "the search engines behind SearXNG are failing: check its logs", status=200)
+    return outcome
+
+
+def collect_hits(cfg, asked, max_results, options, scope, outcome, keys):
+    """Page through one asking of a query into `outcome` until `max_results` hits are kept or a
+    page adds nothing."""
+    found = 0
     for pageno in range(1, MAX_PAGES + 1):
         try:
-            answer = searxng_page(cfg, query, pageno, options)
+            answer = searxng_page(cfg, asked, pageno, options)
         except Failure as err:
             outcome["error"] = err
-            break
-        outcome["pages"] = pageno
+            return
+        outcome["pages"] += 1
         for pair in answer.get("unresponsive_engines") or []:
             if isinstance(pair, (list, tuple)) and pair:
-                unresponsive.setdefault(str(pair[0]), str(pair[1]) if len(pair) > 1 else "")
+                outcome["unresponsive"].setdefault(str(pair[0]), str(pair[1]) if len(pair) > 1 else "")
         added = 0
         for row in answer["results"]:
             if not isinstance(row, dict):
                 continue
             url = row.get("url")
-            reason = drop_reason(url)
+            reason = drop_reason(url) or scope.drop_reason(url)
             if reason:
-                dropped.append({"url": url, "reason": reason})
+                outcome["dropped"].append({"url": url, "reason": reason})
                 continue
             key = url_key(url)
-            if key in keys or len(hits) >= max_results:
+            if key in keys or found >= max_results:
                 continue
             keys.add(key)
             added += 1
-            engines = [e for e in row.get("engines") or [] if isinstance(e, str)]
-            title, hidden = clean_text(row.get("title"))
-            snippet, hidden_too = clean_text(row.get("content"), SNIPPET_CHARS)
-            hits.append({
-                "key": key, "url": url, "title": title, "snippet": snippet,
-                "engines": engines or ([row["engine"]] if isinstance(row.get("engine"), str) else []),
-                "published": published_day(row.get("publishedDate")), "position": len(hits) + 1,
-                "flags": hit_flags(title, snippet, hidden + hidden_too),
-            })
-        if not added or len(hits) >= max_results:
-            break
-    if not hits and unresponsive and outcome["error"] is None:
-        engines = ", ".join(f"{e} ({why})" for e, why in unresponsive.items())
-        outcome["error"] = Failure(EXIT_UNREACHABLE, "SearXNG", f"no results for {query!r}; engines unresponsive: {engines}",
-                                   "the search engines behind SearXNG are failing: check its logs", status=200)
-    return outcome
+            found += 1
+            outcome["hits"].append(search_hit(row, key, found, scope.preferred(url)))
+        if not added or found >= max_results:
+            return
+
+
+def search_hit(row, key, position, prefer):
+    """A SearXNG result row as a hit: cleaned title and snippet, their flags, the policy's note."""
+    engines = [e for e in row.get("engines") or [] if isinstance(e, str)]
+    title, hidden = clean_text(row.get("title"))
+    snippet, hidden_too = clean_text(row.get("content"), SNIPPET_CHARS)
+    hit = {"key": key, "url": row["url"], "title": title, "snippet": snippet,
+           "engines": engines or ([row["engine"]] if isinstance(row.get("engine"), str) else []),
+           "published": published_day(row.get("publishedDate")), "position": position,
+           "flags": hit_flags(title, snippet, hidden + hidden_too)}
+    if prefer:
+        hit["prefer"] = prefer
+    return hit
+
+
+# --- source scope: --site, --exclude-site and the topic's sources.txt ---
+
+POLICY_FILE = "sources.txt"
+
+
+def site_key(url):
+    """A URL's host as scope rules compare it: lowercase ASCII (xn-- for IDN), no leading www."""
+    parts = split_url(url or "")
+    host = parts[1] if parts else ""
+    while host.startswith("www."):
+        host = host[4:]
+    try:
+        return host.encode("idna").decode("ascii")
+    except UnicodeError:
+        return host
+
+
+def in_domain(host, domain):
+    return host == domain or host.endswith("." + domain)
+
+
+def check_domain(value, where):
+    """A domain as the user wrote it (a URL or www. prefix is forgiven); a usage error naming `where`."""
+    text = value.strip().lower()
+    text = re.sub(r"^[a-z][a-z0-9+.-]*://", "", text).split("/")[0]
+    while text.startswith("www."):
+        text = text[4:]
+    try:
+        domain = text.encode("idna").decode("ascii")
+    except UnicodeError:
+        domain = ""
+    label = r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?"
+    if not re.fullmatch(rf"(?:{label}\.)+{label}", domain) or len(domain) > 253:
+        raise usage_error(f"{where}: {value!r} is not a domain", "write a host name such as example.org "
+                                                                  "(its subdomains are included)")
+    return domain
+
+
+def read_policy(topic_dir):
+    """[(line, "block" or "prefer", domain, note)] of md/<topic>/sources.txt (none when absent);
+    a bad line is a usage error naming the file and line."""
+    path = os.path.join(topic_dir, POLICY_FILE)
+    try:
+        with open(path, "rb") as handle:
+            text = handle.read().decode("utf-8-sig")
+    except FileNotFoundError:
+        return []
+    except (OSError, UnicodeDecodeError) as err:
+        raise usage_error(f"cannot read {display_path(path)} ({err})", "save it as UTF-8 text")
+    rules, seen = [], {}
+    for number, line in enumerate(text.splitlines(), 1):
+        where = f"{display_path(path)}:{number}"
+        parts = line.strip().split(None, 2)
+        if not parts or parts[0].startswith("#"):
+            continue
+        if parts[0].lower() not in ("block", "prefer") or len(parts) < 2:
+            raise usage_error(f"{where}: {line.strip()!r} is not a rule",
+                              "write `block DOMAIN [note]` or `prefer DOMAIN [note]`; # starts a comment")
+        domain = check_domain(parts[1], where)
+        if domain in seen:
+            raise usage_error(f"{where}: {domain} is listed again (first on line {seen[domain]})", "keep one rule a domain")
+        seen[domain] = number
+        rules.append((number, parts[0].lower(), domain, parts[2].strip().lstrip("—–-:").strip() if len(parts) > 2
+                      else ""))
+    return rules
+
+
+class Scope:
+    """Which hosts a topic's searches and scrapes may use: --site and --exclude-site domains (their
+    subdomains included) and the rules of the topic's sources.txt."""
+
+    def __init__(self, sites=(), excluded=(), rules=(), policy=None):
+        self.sites, self.excluded, self.rules, self.policy = list(sites), list(excluded), list(rules), policy
+
+    def rule_for(self, url):
+        """The policy rule for a URL's host: the most specific matching domain, or None."""
+        host = site_key(url)
+        matching = [r for r in self.rules if in_domain(host, r[2])]
+        return max(matching, key=lambda r: len(r[2])) if matching else None
+
+    def drop_reason(self, url):
+        host = site_key(url)
+        if self.sites and not any(in_domain(host, site) for site in self.sites):
+            return f"outside --site {', '.join(self.sites)}"
+        excluded = next((d for d in self.excluded if in_domain(host, d)), None)
+        if excluded:
+            return f"excluded by --exclude-site {excluded}"
+        rule = self.rule_for(url)
+        if rule and rule[1] == "block":
+            return f"blocked by {self.policy}:{rule[0]}" + (f" ({rule[3]})" if rule[3] else "")
+        return None
+
+    def preferred(self, url):
+        """The note of a prefer rule for the URL ("preferred" without one), or None."""
+        rule = self.rule_for(url)
+        return (rule[3] or "preferred") if rule and rule[1] == "prefer" else None
+
+
+def topic_scope(store, sites=(), excluded=()):
+    """The scope of a topic's search: the given domains, the latest run's (from init), its policy."""
+    run = run_facts(store.events()) if store else None
+    options = run["options"] if run else {}
+    sites = list(dict.fromkeys(list(sites) + list(options.get("site") or [])))
+    excluded = list(dict.fromkeys(list(excluded) + list(options.get("exclude_site") or [])))
+    rules = read_policy(store.topic_dir) if store else []
+    return Scope(sites, excluded, rules, display_path(os.path.join(store.topic_dir, POLICY_FILE)) if store else None)
 
 
 def fuse_hits(outcomes, k=60):
@@ -1046,13 +1174,14 @@ class TopicStore:
             return "saved", None, path, sha, size
 
     def _free_path(self, slug):
+        """The slug's file name, or the first free -2, -3 … variant (within 80 characters before .md)."""
+        import itertools
         taken = set(os.listdir(self.web_dir))
-        for n in range(1, 10000):
+        for n in itertools.count(1):   # ends: the folder holds finitely many names
             suffix = "" if n == 1 else f"-{n}"
             name = f"{slug[:80 - len(suffix)].rstrip('-')}{suffix}.md"
             if name not in taken:
                 return os.path.join(self.web_dir, name)
-        raise Failure(EXIT_UNEXPECTED, "storage", f"no free name for {slug}", "clean up the topic folder")
 
     def append(self, events, number_queries=False):
         append_events(self.web_dir, events, number_queries)
@@ -1146,6 +1275,11 @@ def write_out(text, stream=None):
         stream.flush()
 
 
+def shorter(text, limit=200):
+    """Text for a one-line message: whole up to `limit` characters, then cut with an ellipsis."""
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
 def say_error(line):
     write_out(f"web.py: {line}\n", sys.stderr)
 
@@ -1191,10 +1325,13 @@ def cmd_search(args, cfg):
     from concurrent.futures import ThreadPoolExecutor
     started = time.monotonic()
     queries = list(dict.fromkeys(check_query(q) for q in args.queries))
+    sites = [check_domain(d, "--site") for d in args.site or []]
+    excluded = [check_domain(d, "--exclude-site") for d in args.exclude_site or []]
     store = TopicStore(cfg, args.topic) if args.topic is not None else None
+    scope = topic_scope(store, sites, excluded) if store else Scope(sites, excluded)
     options = {"categories": args.categories, "language": args.language, "time_range": args.time_range}
     with ThreadPoolExecutor(max_workers=args.workers or cfg.workers) as pool:
-        outcomes = list(pool.map(lambda q: search_query(cfg, q, args.max, options), queries))
+        outcomes = list(pool.map(lambda q: search_query(cfg, q, args.max, options, scope), queries))
     results = fuse_hits(outcomes)
     numbers = record_search(store, outcomes, results) if store else list(range(1, len(queries) + 1))
     failures = [o["error"] for o in outcomes if o["error"]]
@@ -1204,7 +1341,8 @@ def cmd_search(args, cfg):
     if args.json:
         emit_json(search_answer(code, dict(zip(queries, numbers)), outcomes, results, args.all, started))
     elif results or code == EXIT_OK:
-        write_out(render_hits(results, unresponsive_engines(outcomes), store is not None))
+        write_out(render_hits(results, unresponsive_engines(outcomes), store is not None,
+                              [d for o in outcomes for d in o["dropped"]]))
     return code
 
 
@@ -1222,9 +1360,9 @@ def record_search(store, outcomes, results):
     new = [e for e in (ledger_event(
         run, "search", rounds + 1, query=o["query"], hits=len(o["hits"]), pages=o["pages"],
         new=sum(1 for h in results if o["query"] in h["queries"] and not h["seen"]),
-        error=o["error"].line() if o["error"] else None,
-        results=[dict({"url": h["url"], "title": h["title"], "rank": h["rank"]},
-                      **({"published": h["published"]} if h["published"] else {}))
+        error=o["error"].line() if o["error"] else None, dropped=o["dropped"] or None,
+        results=[{k: v for k, v in (("url", h["url"]), ("title", h["title"]), ("rank", h["rank"]),
+                                    ("published", h["published"]), ("prefer", h.get("prefer"))) if v}
                  for h in results if o["query"] in h["queries"]]) for o in outcomes)]
     store.append(new, number_queries=True)
     return [e["q"] for e in new]
@@ -1251,7 +1389,7 @@ def search_answer(code, number_of, outcomes, results, show_all, started):
                                                       **({"n": hit["n"]} if hit.get("n") else {})))
             continue
         row = {"rank": hit["rank"], "url": hit["url"], "title": hit["title"], "snippet": hit["snippet"],
-               "engines": hit["engines"], "published": hit["published"], "q": numbers,
+               "engines": hit["engines"], "published": hit["published"], "q": numbers, "prefer": hit.get("prefer"),
                "seen": hit.get("seen"), "n": hit.get("n"), "flags": hit.get("flags")}
         answer["results"].append({k: v for k, v in row.items() if v or k in ("title", "url", "rank")})
     dropped = [d for o in outcomes for d in o["dropped"]]
@@ -1265,11 +1403,12 @@ def search_answer(code, number_of, outcomes, results, show_all, started):
     return answer
 
 
-def render_hits(results, unresponsive, topic):
+def render_hits(results, unresponsive, topic, dropped=()):
     lines = []
     for hit in results:
         mark = f" [saved {hit['n']}]" if hit.get("n") else (" [seen]" if hit.get("seen") else "")
         mark += f" [flags: {', '.join(hit['flags'])}]" if hit.get("flags") else ""
+        mark += f" [prefer: {hit['prefer']}]" if hit.get("prefer") else ""
         lines.append(f"{hit['rank']:>2}. {hit['title'] or '(no title)'}{mark}")
         lines.append(f"    {hit['url']}")
         if hit["snippet"]:
@@ -1280,6 +1419,11 @@ def render_hits(results, unresponsive, topic):
         lines.append(f"-- {len(results)} hits, {sum(1 for h in results if not h.get('seen'))} new to the topic")
     if unresponsive:
         lines.append("-- unresponsive engines: " + ", ".join(f"{e} ({r})" for e, r in unresponsive.items()))
+    if dropped:
+        reasons = {}
+        for row in dropped:
+            reasons[row["reason"]] = reasons.get(row["reason"], 0) + 1
+        lines += [f"-- dropped {n}: {reason}" for reason, n in reasons.items()]
     return "\n".join(lines) + "\n"
 
 
@@ -1325,8 +1469,29 @@ def read_candidates(source):
     return candidates
 
 
-def prepare_page(result, url, query, relevance):
-    """(header, body as UTF-8 bytes, title, words, flags) for a scraped page, or a PageFailure."""
+PUBLISHED_KEYS = ("publishedTime", "article:published_time", "og:article:published_time", "datePublished",
+                  "citation_publication_date", "dc.date", "dcterms.date", "date")   # Firecrawl metadata, best first
+SITE_KEYS = ("ogSiteName", "og:site_name", "siteName", "application-name")
+
+
+def page_published(metadata, fallback=None):
+    """The day a page was published: from its metadata, else from the search hit; YYYY-MM-DD or None."""
+    for key in PUBLISHED_KEYS:
+        value = metadata.get(key)
+        day = published_day(value[0] if isinstance(value, list) and value else value)
+        if day:
+            return day
+    return fallback
+
+
+def page_site(metadata):
+    value = next((metadata.get(k) for k in SITE_KEYS if metadata.get(k)), None)
+    return one_line(clean_text(value[0] if isinstance(value, list) and value else value)[0])
+
+
+def prepare_page(result, url, query, relevance, published=None):
+    """(header, body as UTF-8 bytes, title, words, flags) for a scraped page, or a PageFailure;
+    `published`: the day a search hit gave, used when the page's metadata has none."""
     body, removed = sanitise(result.pop("markdown").encode("utf-8"))
     metadata = result["metadata"]
     words = count_words(body)
@@ -1340,7 +1505,8 @@ def prepare_page(result, url, query, relevance):
     final = metadata.get("url") or metadata.get("sourceURL")
     if isinstance(final, str) and url_key(final) != url_key(url):
         extra.append(("redirected", final))
-    extra.append(("flags", ", ".join(flags)))
+    extra += [("flags", ", ".join(flags)), ("published", page_published(metadata, published)),
+              ("site", page_site(metadata))]
     header = render_header(url, query, now_utc().strftime("%Y-%m-%d"), relevance, extra)
     return header, body, title, words, flags
 
@@ -1392,7 +1558,7 @@ def scrape_single(args, cfg, candidate):
 
 def single_failure(args, candidate, err, started):
     if isinstance(err, PageFailure):
-        say_error(f"scrape: {candidate['url']}: {err.kind}: {err.error}")
+        say_error(f"scrape: {shorter(candidate['url'])}: {err.kind}: {err.error}")
         code, entry = EXIT_PARTIAL, {"url": candidate["url"], "kind": err.kind, "error": err.error}
     else:
         say_error(err.line())
@@ -1459,13 +1625,15 @@ def fetch_in_background(function, *args):
     return future
 
 
-def first_queries(events):
-    """url key -> the first query of the topic that found it (for picks that name none)."""
+def search_facts(events):
+    """url key -> {"query": the first query of the topic that found it, "published": the day a search
+    hit gave} (for picks that name no query, and for the header)."""
     found = {}
     for event in events:
         if event.get("command") == "search":
             for hit in event.get("results") or []:
-                found.setdefault(url_key(hit.get("url") or ""), event.get("query"))
+                facts = found.setdefault(url_key(hit.get("url") or ""), {"query": event.get("query")})
+                facts.setdefault("published", hit.get("published"))
     return found
 
 
@@ -1487,7 +1655,9 @@ class ScrapeBatch:
         self.args, self.cfg, self.store = args, cfg, store
         events = store.events()
         self.run_id, self.round = current_run(events)
-        self.found_by, self.batch = first_queries(events), secrets.token_hex(4)
+        self.found_by, self.batch = search_facts(events), secrets.token_hex(4)
+        self.scope = Scope(rules=read_policy(store.topic_dir),
+                           policy=display_path(os.path.join(store.topic_dir, POLICY_FILE)))
         self.pending = deque(enumerate(candidates, 1))
         self.in_flight, self.ready, self.keys, self.twins = {}, {}, {}, {}
         self.saved, self.failed, self.skipped, self.box_failures = [], [], [], []
@@ -1552,6 +1722,9 @@ class ScrapeBatch:
         key = url_key(url)
         if key in self.keys:
             return self.skip(pick, candidate, "duplicate candidate", same_as=self.keys[key])
+        blocked = self.scope.drop_reason(url)
+        if blocked and not self.args.force:
+            return self.fail(pick, candidate, "policy", f"{blocked} — remove the rule, or scrape it with --force")
         self.keys[key] = url
         existing = self.store.saved_path(url)
         if existing and not self.args.force:
@@ -1560,14 +1733,16 @@ class ScrapeBatch:
             fields = read_header(existing)
             candidate.update(query=candidate["query"] or fields.get("query"),
                              relevance=candidate["relevance"] or fields.get("relevance"))
-        candidate["query"] = candidate["query"] or self.found_by.get(key)
+        found = self.found_by.get(key) or {}
+        candidate.update(query=candidate["query"] or found.get("query"), published=found.get("published"))
         future = fetch_in_background(firecrawl_scrape, self.cfg, url, self.args.full_page)
         self.in_flight[future] = (pick, candidate)
 
     def settle(self, future, pick, candidate):
         """A fetched page is prepared and put in reserve; a failure is recorded."""
         try:
-            page = prepare_page(future.result(), candidate["url"], candidate["query"], candidate["relevance"])
+            page = prepare_page(future.result(), candidate["url"], candidate["query"], candidate["relevance"],
+                                candidate.get("published"))
         except PageFailure as err:
             return self.fail(pick, candidate, err.kind, err.error)
         except Failure as err:
@@ -1628,7 +1803,7 @@ class ScrapeBatch:
             say_error(line)
         if not self.box_failures:
             for entry in self.failed:
-                say_error(f"scrape: {entry['url']}: {entry['kind']}: {entry['error']}")
+                say_error(f"scrape: {shorter(entry['url'])}: {entry['kind']}: {entry['error']}")
         if self.box_failures:
             code = first_code(self.box_failures)
         elif any(e["kind"] != "abandoned" for e in self.failed) and not self.budget_met():
@@ -1805,10 +1980,13 @@ def cmd_init(args, cfg):
     if args.max_rounds is not None and not args.deep:
         raise usage_error("--max-rounds goes with --deep", "add --deep, or drop --max-rounds")
     max_rounds = args.max_rounds if args.max_rounds is not None else 3
-    store = TopicStore(cfg, args.topic)
-    run = now_utc().strftime("%Y%m%dT%H%M%SZ") + f"-{os.getpid() % 10000:04d}"
     options = {"max_sources": args.max_sources, "deep": args.deep, "max_rounds": max_rounds if args.deep else 1,
                "with_corpus": args.with_corpus}
+    for name, given in (("site", args.site), ("exclude_site", args.exclude_site)):
+        if given:
+            options[name] = [check_domain(d, "--" + name.replace("_", "-")) for d in given]
+    store = TopicStore(cfg, args.topic)
+    run = now_utc().strftime("%Y%m%dT%H%M%SZ") + f"-{os.getpid() % 10000:04d}"
     synthesis = f"{text_slug(goal)}-synthesis.md"
     store.append([ledger_event(run, "init", 0, goal=goal, topic=args.topic, options=options, synthesis=synthesis)])
     answer = {"schema": SCHEMAS["init"], "ok": True, "run": run, "goal": goal, "options": options,
@@ -1957,7 +2135,11 @@ def status_facts(store):
               "round": facts["round"], "rounds": options.get("max_rounds"), "scraped": facts["scraped"],
               "saved": len(facts["saved"]), "budget": options.get("max_sources"), "limit": facts["limit"],
               "stop": facts["stop"], "retry": [{"url": u, "kind": k} for u, k in facts["retry"]],
-              "corpus": options.get("with_corpus"), "synthesis": {k: v for k, v in synthesis.items() if v is not None},
+              "corpus": options.get("with_corpus"), "site": options.get("site"),
+              "exclude_site": options.get("exclude_site"),
+              "policy": display_path(os.path.join(store.topic_dir, POLICY_FILE))
+              if os.path.isfile(os.path.join(store.topic_dir, POLICY_FILE)) else None,
+              "synthesis": {k: v for k, v in synthesis.items() if v is not None},
               "date": f"{now_utc():%Y-%m-%d}", "next": next_step(store.topic, facts, synthesis)}
     return {k: v for k, v in answer.items() if v or k in ("ok", "saved", "round", "limit", "scraped")}
 
@@ -1972,6 +2154,10 @@ def render_status(answer, topic):
              f"{answer['saved']} of {answer['budget']} pages saved · next --limit {answer['limit']}",
              f"stop rules met: {', '.join(answer.get('stop', [])) or 'none'}"]
     lines += [f"may retry: {r['url']} ({r['kind']})" for r in answer.get("retry", [])]
+    scope = [f"--site {d}" for d in answer.get("site", [])] + [f"--exclude-site {d}" for d in
+                                                               answer.get("exclude_site", [])]
+    lines += [f"scope: {' '.join(scope)}"] if scope else []
+    lines += [f"source policy: {answer['policy']}"] if answer.get("policy") else []
     lines += [f"synthesis: {synthesis['path']} — {said}", f"date: {answer['date']}", f"next: {answer['next']}"]
     return "\n".join(lines) + "\n"
 
@@ -2073,6 +2259,9 @@ def manifest_facts(store):
     picks = sorted(n for n in os.listdir(store.web_dir) if n.startswith("_picks-") and n.endswith(".json"))
     return {"runs": [dict(r, facts=run_facts([e for e in events if e.get("run") == r.get("run")])) for r in runs],
             "queries": queries, "candidates": candidate_rows(queries, latest, by_key, round_label),
+            "policy": read_policy(store.topic_dir), "dropped": [d for e in queries for d in e.get("dropped") or []],
+            "policy_path": display_path(os.path.join(store.topic_dir, POLICY_FILE)),
+            "preferred": {url_key(h["url"]) for e in queries for h in e.get("results") or [] if h.get("prefer")},
             "saved": saved, "failures": failures, "picks": picks, "run": run_facts(events),
             "syntheses": synthesis_status(store.topic_dir, events),
             "notes": os.path.isfile(os.path.join(store.web_dir, "_notes.md"))}
@@ -2151,11 +2340,40 @@ def render_manifest(topic, facts):
             "| round | rank | title | found by | outcome |", "| --- | --- | --- | --- | --- |"]
     out += [f"| {c['round']} | {c['rank'] or '–'} | {link(c['title'] or c['url'], c['url'] or '')} | "
             f"{', '.join(map(str, c['q'])) or '–'} | {cell(c['outcome'])} |" for c in facts["candidates"]]
+    out += render_scope(facts)
     out += ["", "## Synthesis", ""]
     out += [f"- {link(e['file'], '../' + e['file'])} — {render_synthesis_status(e).split(': ', 1)[1]}"
             for e in facts["syntheses"]] or ["- none yet"]
     out.append(MANIFEST_END)
     return "\n".join(out)
+
+
+def render_scope(facts):
+    """The manifest's Source scope section: the policy in effect, each run's --site/--exclude-site,
+    and every hit they dropped (none of it when the topic has no scope)."""
+    scoped = [r for r in facts["runs"] if (r.get("options") or {}).get("site") or
+              (r.get("options") or {}).get("exclude_site")]
+    if not (facts["policy"] or scoped or facts["dropped"]):
+        return []
+    out = ["", "## Source scope", ""]
+    for line, rule, domain, note in facts["policy"]:
+        if rule == "block":
+            by = f"blocked by {facts['policy_path']}:{line}"
+            hits = sum(1 for d in facts["dropped"] if d["reason"] == by or d["reason"].startswith(by + " ("))
+            effect = f"dropped {hits} hits"
+        else:
+            effect = f"{sum(1 for key in facts['preferred'] if in_domain(site_key(key), domain))} hits marked"
+        out.append(f"- `{POLICY_FILE}` line {line}: {rule} {domain}" + (f" — {cell(note)}" if note else "") +
+                   f" ({effect})")
+    for run in scoped:
+        opts = run["options"]
+        scope = " ".join([f"--site {d}" for d in opts.get("site") or []] +
+                         [f"--exclude-site {d}" for d in opts.get("exclude_site") or []])
+        out.append(f"- run {cell(run.get('run'))}: {scope}")
+    if facts["dropped"]:
+        out += ["", "| dropped hit | why |", "| --- | --- |"]
+        out += [f"| {cell(d['url'])} | {cell(d['reason'])} |" for d in facts["dropped"]]
+    return out
 
 
 def merge_manifest(existing, block):
@@ -2210,6 +2428,8 @@ def render_checkpoint(topic, answer, facts, notes_path):
         lines.append("failed:")
         lines += [f"  {e['kind']}{' (may retry)' if e.get('retry') else ''}  {e['url']} — {e['error']}"
                   for e in answer["failed"]]
+    if facts["dropped"]:
+        lines.append(f"dropped by the source scope: {len(facts['dropped'])} hits (see the manifest)")
     words = sum(s["words"] for s in answer["saved"])
     run = facts["run"]
     requests = f" · requests: {run['requests']['search']} searches, {run['requests']['scrape']} scrapes" if run else ""
@@ -3239,6 +3459,114 @@ def run_hook(args):
     return EXIT_OK
 
 
+# --- export: the saved sources for a reference manager ------------------------------
+
+BIBTEX_ESCAPES = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "&": r"\&", "%": r"\%", "$": r"\$",
+                  "#": r"\#", "_": r"\_", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+
+
+def export_key(topic, number):
+    """A stable, unique citation key: the topic in ASCII and the page's number (demo-3, ai-agents-12)."""
+    stem = re.sub(r"[^a-z0-9]+", "-", topic.lower()).strip("-") or "web"
+    return f"{stem}-{number}"
+
+
+def export_entries(store, cited_in=None):
+    """[{"key", "n", "title", "url", "accessed", "published", "site", "topic"}] of the saved pages, by
+    number; with `cited_in` (a synthesis of the topic), only the pages it cites."""
+    numbers = source_numbers(store.events(), store.web_dir)
+    pages = {os.path.basename(p): p for p in store.refresh()[0].values()}
+    names = sorted(pages, key=lambda n: numbers.get(n, 0))
+    if cited_in is not None:
+        cited = cited_pages(store, cited_in)
+        names = [n for n in names if n in cited]
+    entries = []
+    for name in names:
+        fields = read_header(pages[name])
+        entries.append({"key": export_key(store.topic, numbers[name]), "n": numbers[name], "url": fields.get("source"),
+                        "title": fields.get("title") or fields.get("source"), "accessed": fields.get("fetched"),
+                        "published": fields.get("published"), "site": fields.get("site"), "topic": store.topic})
+    return entries
+
+
+def cited_pages(store, path):
+    """The names of the saved pages a synthesis of the topic cites (corpus files are not web pages)."""
+    real = os.path.realpath(path)
+    if os.path.dirname(real) != os.path.realpath(store.topic_dir):
+        raise usage_error(f"{display_path(path)} is not a synthesis of topic {store.topic!r}",
+                          f"give a file in {display_path(store.topic_dir)}/")
+    lookup = SourceLookup(store.topic_dir)
+    blocks, _ = outline(read_synthesis(path))
+    sentences_of(blocks)
+    rels = (lookup.resolve(link.target)[0] for block in blocks for link in block.links)
+    return {rel[4:] for rel in rels if rel and rel.startswith("web/")}
+
+
+def date_parts(day):
+    return [[int(part) for part in day.split("-")]] if day else None
+
+
+def bibtex(entries):
+    """biblatex @online entries; special characters escaped, titles braced to keep their case."""
+    def escape(text):
+        return "".join(BIBTEX_ESCAPES.get(ch, ch) for ch in text)
+    out = []
+    for e in entries:
+        fields = [("title", "{" + escape(e["title"]) + "}"), ("url", e["url"].replace("{", "%7B").replace("}", "%7D")),
+                  ("urldate", e["accessed"]), ("date", e["published"]),
+                  ("organization", e["site"] and "{" + escape(e["site"]) + "}"), ("keywords", escape(e["topic"]))]
+        out.append(f"@online{{{e['key']},\n" + "".join(f"  {name} = {{{value}}},\n" for name, value in fields if value)
+                   + "}\n")
+    return "\n".join(out)
+
+
+def csl_json(entries):
+    """A CSL-JSON array of `webpage` items."""
+    import json
+    items = []
+    for e in entries:
+        item = {"id": e["key"], "type": "webpage", "title": e["title"], "URL": e["url"],
+                "accessed": {"date-parts": date_parts(e["accessed"])}, "container-title": e["site"],
+                "issued": {"date-parts": date_parts(e["published"])} if e["published"] else None, "keyword": e["topic"]}
+        items.append({k: v for k, v in item.items() if v})
+    return "[\n" + ",\n".join(json.dumps(item, ensure_ascii=False) for item in items) + "\n]\n"   # an item a line
+
+
+def ris(entries):
+    """RIS records of type ELEC, lines ending in CR LF as the format asks."""
+    out = []
+    for e in entries:
+        tags = [("TY", "ELEC"), ("ID", e["key"]), ("TI", e["title"]), ("UR", e["url"]),
+                ("Y2", e["accessed"] and e["accessed"].replace("-", "/")),
+                ("DA", e["published"] and e["published"].replace("-", "/")), ("PY", e["published"] and e["published"][:4]),
+                ("T2", e["site"]), ("KW", e["topic"]), ("ER", "")]
+        out += [f"{tag}  - {value}" for tag, value in tags if value or tag == "ER"]
+    return "\r\n".join(out) + "\r\n"
+
+
+EXPORTERS = {"bibtex": bibtex, "csl-json": csl_json, "ris": ris}
+
+
+def cmd_export(args, cfg):
+    store = existing_topic(cfg, args.topic)
+    entries = export_entries(store, args.cited_in)
+    if not entries:
+        raise usage_error(f"no saved sources to export in topic {args.topic!r}" + (" cited by the synthesis" if
+                                                                                     args.cited_in else ""),
+                          "scrape pages first" if not args.cited_in else "cite saved pages in it first")
+    text = EXPORTERS[args.format](entries)
+    if args.out:
+        path = os.path.abspath(args.out)
+        try:
+            atomic_write(path, text.encode("utf-8"))
+        except OSError as err:
+            raise writable_error(path, err)
+        write_out(f"wrote {len(entries)} entries ({args.format}) to {display_path(path)}\n")
+    else:
+        write_out(text)
+    return EXIT_OK
+
+
 # ---------------------------------------------------------------------------
 # Main
 # ---------------------------------------------------------------------------
@@ -3278,7 +3606,8 @@ def build_parser():
     parser.add_argument("--version", action="version", version=f"web.py {VERSION}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     commands.required = True
-    for add in (add_search, add_scrape, add_doctor, add_init, add_status, add_manifest, add_cite_check, add_hook):
+    for add in (add_search, add_scrape, add_doctor, add_init, add_status, add_manifest, add_cite_check, add_export,
+                add_hook):
         add(commands)
     return parser
 
@@ -3301,6 +3630,13 @@ def add_search(commands):
     search.add_argument("--time-range", choices=["day", "week", "month", "year"],
                         help="only recent results: day, week, month or year (default: any time)")
     search.add_argument("--workers", type=int_in(1, 64), metavar="W", help=WORKERS_HELP)
+    add_scope(search, "keep only hits from this domain and its subdomains (repeatable; sent to SearXNG as site:)")
+
+
+def add_scope(parser, site_help):
+    parser.add_argument("--site", action="append", metavar="DOMAIN", help=site_help)
+    parser.add_argument("--exclude-site", action="append", metavar="DOMAIN",
+                        help="drop hits from this domain and its subdomains (repeatable)")
 
 
 def add_scrape(commands):
@@ -3344,6 +3680,7 @@ def add_init(commands):
     init.add_argument("--max-rounds", type=int_in(1, 10), metavar="R", help="rounds at most with --deep, 1–10 "
                                                                              "(default 3)")
     init.add_argument("--with-corpus", action="store_true", help="also use the topic's own md/T/*.md files")
+    add_scope(init, "the run's searches keep only hits from this domain and its subdomains (repeatable)")
     init.add_argument("--json", action="store_true", help=JSON_HELP)
 
 
@@ -3367,13 +3704,25 @@ def add_cite_check(commands):
     cite.add_argument("--json", action="store_true", help=JSON_HELP)
 
 
+def add_export(commands):
+    export = commands.add_parser("export", help="the topic's saved sources as BibTeX, CSL-JSON or RIS")
+    export.add_argument("--topic", metavar="T", required=True, help="an existing topic (required)")
+    export.add_argument("--format", required=True, choices=sorted(EXPORTERS),
+                        help="bibtex (biblatex @online), csl-json (an array of webpage items) or ris (TY ELEC)")
+    export.add_argument("--cited-in", metavar="SYNTHESIS",
+                        help="only the pages this synthesis of the topic cites, in citation-number order "
+                             "(default: every saved page)")
+    export.add_argument("--out", metavar="FILE", help="write to FILE (default: stdout)")
+
+
 def add_hook(commands):
     hook = commands.add_parser("hook", help="Claude Code's cite-check gate (run by .claude/settings.json hooks)")
     hook.add_argument("event", choices=["post", "stop"], help="post: after Write/Edit; stop: at the end of a turn")
 
 
 COMMANDS = {"search": cmd_search, "scrape": cmd_scrape, "doctor": cmd_doctor, "init": cmd_init,
-            "status": cmd_status, "manifest": cmd_manifest, "cite-check": cmd_cite_check, "hook": run_hook}
+            "status": cmd_status, "manifest": cmd_manifest, "cite-check": cmd_cite_check, "export": cmd_export,
+            "hook": run_hook}
 
 
 def main(argv=None):

@@ -65,6 +65,10 @@ studied habitat on Earth {ZONES}.
 """
 FIXED = DRAFT.replace("counted 1,420 ochre", "counted 1,240 ochre").replace(
     "Acorn barnacles live for 20 years", "Acorn barnacles close their plates at low tide to keep from drying out")
+POLICY = """# Source policy of the shore topic: `block` or `prefer`, a domain (its subdomains too), a note
+block tidepool-facts.example.com   content farm: copies other sites
+prefer shore.example.edu           university field station
+"""
 HOOK_INPUT = {"session_id": "3e8816bc-5e3f-4bfa-91f2-8856010215da", "hook_event_name": "PostToolUse",
               "tool_name": "Write", "tool_input": {"file_path": SYNTHESIS}}
 
@@ -100,10 +104,19 @@ SESSION = [
     ("cite-check", "run", f"python3 web.py cite-check {SYNTHESIS} --evidence"),
     ("evidence", "show", ("md/demo/how-do-tide-pools-work-evidence.md", 16)),
     ("status-3", "run", "python3 web.py status --topic demo"),
+    ("export-bibtex", "run", f"python3 web.py export --topic demo --format bibtex --cited-in {SYNTHESIS}"),
+    ("export-csl", "run", f"python3 web.py export --topic demo --format csl-json --cited-in {SYNTHESIS}"),
+    ("export-ris", "run", "python3 web.py export --topic demo --format ris --out demo.ris"),
+    ("export-ris-file", "show", ("demo.ris", 11)),
+    ("policy", "write", ("md/shore/sources.txt", POLICY)),
+    ("search-policy", "run", 'python3 web.py search "tide pool ecology" "intertidal zones" --topic shore'),
+    ("scrape-policy", "run", "python3 web.py scrape https://tidepool-facts.example.com/top-10 --topic shore"),
+    ("search-site", "run", 'python3 web.py search "tide pool ecology" --site example.org --json'),
     ("version", "run", "python3 web.py --version"),
 ]
 VOLATILE = [(re.compile(r"127\.0\.0\.1:\d{2,5}"), "127.0.0.1:PORT"), (re.compile(r'"elapsed_ms":\d+'), '"elapsed_ms":0'),
-            (re.compile(r"\d{8}T\d{6}Z-\d{4}"), "RUN"), (re.compile(r"\d{4}-\d{2}-\d{2}"), "DATE"),
+            (re.compile(r"\d{8}T\d{6}Z-\d{4}"), "RUN"), (re.compile(r"\d{4}[-/]\d{2}[-/]\d{2}"), "DATE"),
+            (re.compile(r"\[\[\d{4}, \d{1,2}, \d{1,2}\]\]"), "[[DATE]]"),
             (re.compile(r"sha256 [0-9a-f]{12}"), "sha256 HASH")]
 
 
@@ -113,8 +126,10 @@ def normalise(text):
     return text
 
 
-def session_outputs():
-    """{example name: block text} from a real session against the stand-ins."""
+def session_outputs(runner=None):
+    """{example name: block text} from a session against the stand-ins, in a temporary copy of the
+    project. `runner(project, env, argv, stdin)` → (exit code, stdout, stderr) runs one command; by
+    default `python3 web.py` in its own process, as README shows it."""
     searx, fire = SearxngStandIn(), FirecrawlStandIn()
     demo_box(searx, fire)
     project = tempfile.mkdtemp(prefix="web-docs-")
@@ -124,14 +139,20 @@ def session_outputs():
             ("WEB_", "SEARXNG_", "FIRECRAWL_", "CLAUDE_"))}
         env.update(WEBTOOLS_HOST="127.0.0.1", SEARXNG_URL=searx.url, FIRECRAWL_URL=fire.url, LANG="C.UTF-8",
                    PYTHONPATH=os.path.join(TESTS, "guard"))
-        return play(project, env)
+        return play(project, env, runner or run_process)
     finally:
         searx.close()
         fire.close()
         shutil.rmtree(project, ignore_errors=True)
 
 
-def play(project, env):
+def run_process(project, env, argv, stdin):
+    proc = subprocess.run([sys.executable] + argv, cwd=project, env=env, capture_output=True, input=stdin,
+                          timeout=60)
+    return proc.returncode, proc.stdout.decode("utf-8"), proc.stderr.decode("utf-8")
+
+
+def play(project, env, runner):
     blocks, fill = {}, {}
     for name, action, argument in SESSION:
         if action == "run":
@@ -141,17 +162,16 @@ def play(project, env):
                 with open(os.path.join(project, argv[-1]), "rb") as handle:
                     stdin = handle.read()
                 argv = argv[:argv.index("<")]
-            proc = subprocess.run([sys.executable] + argv[1:], cwd=project, env=env, capture_output=True,
-                                  input=stdin, timeout=60)
-            out = proc.stderr.decode("utf-8") + proc.stdout.decode("utf-8")
-            blocks[name] = f"$ {argument}\n{out}" + (f"[exit {proc.returncode}]\n" if proc.returncode else "")
+            code, out, err = runner(project, env, argv[1:], stdin)
+            blocks[name] = f"$ {argument}\n{err}{out}" + (f"[exit {code}]\n" if code else "")
             if name == "init":
-                fill = {"run": json.loads(proc.stdout)["run"], "date": f"{web.now_utc():%Y-%m-%d}"}
+                fill = {"run": json.loads(out)["run"], "date": f"{web.now_utc():%Y-%m-%d}"}
         else:
             path, content = argument
             path = os.path.join(project, path)
             if action == "write":
                 content = content.format(**fill) if "{run}" in content else content
+                os.makedirs(os.path.dirname(path), exist_ok=True)
                 with open(path, "w", encoding="utf-8") as handle:
                     handle.write(content)
                 blocks[name] = content

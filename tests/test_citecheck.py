@@ -392,3 +392,110 @@ def test_corpus_files_are_cited_as_c1_c2_in_file_name_order(check):
     assert good.errors == [] and good.coverage["per_source"]["b-notes.md"] == 1
     wrong = check(synthesis(f'- "{QUOTE}" [2](b-notes.md).'), pages)
     assert wrong.errors == [(12, "wrong-number", "citation [2](b-notes.md) should be [C2]: b-notes.md is corpus file C2")]
+
+
+# --- numbers and arithmetic, function by function ---------------------------------------------
+
+@pytest.mark.parametrize("written, values", [
+    ("21", ["21"]), ("021", ["21"]), ("21.0", ["21"]), ("1,240", ["1240", "1.24"]), ("1.240", ["1240", "1.24"]),
+    ("3,5", ["3.5"]), ("12,34", ["12.34"]), ("1,234,567", ["1234567"]), ("1.234.567", ["1234567"]),
+    ("1,234.5", ["1234.5"]), ("1.234,5", ["1234.5"]), ("1234,567", ["1234.567"]),
+    ("1,234,56", ["1.234.56", "1", "234", "56"]), ("1.2.3", ["1.2.3", "1", "2", "3"]), ("1\u2009240", ["1240"]),
+    ("1'240", ["1240"]), ("1,2,3", ["1.2.3", "1", "2", "3"]), ("12'34", ["12.34", "12", "34"]),
+])
+def test_the_values_a_written_number_can_mean(written, values):
+    assert web.number_values(written) == values
+
+
+@pytest.mark.parametrize("expression, value", [
+    ("72 − 69", 3), ("72 - 69", 3), ("2 + 3 × 4", 14), ("(2 + 3) × 4", 20), ("2 * 3 * 4", 24), ("12 ÷ 4 / 3", 1),
+    ("10 - 2 - 3", 5), ("−5 + 8", 3), ("-(2 + 3)", -5), ("1,240 / 980", 1240 / 980), ("3,5 × 2", 7),
+    ("2 +", None), ("(2 + 3", None), ("2 3", None), ("two + 3", None), ("4 / 0", None), ("", None), (")", None),
+])
+def test_the_arithmetic_of_a_derived_number(expression, value):
+    assert web.evaluate(expression) == (pytest.approx(value) if value is not None else None)
+
+
+@pytest.mark.parametrize("written, percent, result, holds", [
+    ("3", False, 3.0, True), ("3", False, 3.49, True), ("3", False, 3.51, False), ("27", True, 0.2653, True),
+    ("27", False, 0.2653, False), ("26.5", True, 0.2653, True), ("26.5", True, 0.2660, False),
+    ("1.30", False, 1.2653, False), ("1.3", False, 1.2653, True), ("1,240", False, 1240.0, True),
+])
+def test_a_derived_number_holds_to_the_precision_it_is_written_with(written, percent, result, holds):
+    assert web.derivation_holds(written, percent, result) is holds
+
+
+# --- the outline and the sentences, directly ---------------------------------------------------------
+
+OUTLINE = """# Title
+> goal: x
+> topic: t · run r1
+
+Intro paragraph line one
+continues here.
+
+## Findings
+
+- item one
+  continues
+1. numbered
+2) other
+| a | b |
+| --- | --- |
+| cell 1 | cell 2 |
+> quoted
+> more
+lazy line
+
+~~~
+"code"
+~~~
+### Sub
+text under sub
+## Sources
+1. ignored
+"""
+
+
+def test_the_outline_reads_paragraphs_items_rows_and_block_quotes():
+    blocks, title = web.outline(OUTLINE)
+    assert title == ["goal: x", "topic: t · run r1"]
+    assert [(b.section, b.line, b.kind, b.text) for b in blocks] == [
+        ("", 5, "paragraph", "Intro paragraph line one\ncontinues here."),
+        ("Findings", 10, "item", "item one\ncontinues"), ("Findings", 12, "item", "numbered"),
+        ("Findings", 13, "item", "other"), ("Findings", 16, "row", "| cell 1 | cell 2 |"),
+        ("Findings", 17, "quote", "quoted\nmore\nlazy line"), ("Findings", 25, "paragraph", "text under sub")]
+    assert blocks[1].line_at(len("item one\n")) == 11
+
+
+def test_a_fence_closes_only_on_its_own_kind_and_length():
+    blocks, _ = web.outline("## A\n\n````\n```\n\"not prose\"\n````\nprose\n~~~\n```\n~~~\nmore prose\n")
+    assert [b.text for b in blocks] == ["prose", "more prose"]
+
+
+def test_a_second_level_one_heading_is_a_section():
+    blocks, title = web.outline("# Title\n\nanswer\n\n# Findings\n\n- one\n")
+    assert [(b.section, b.text) for b in blocks] == [("", "answer"), ("Findings", "one")] and title == []
+
+
+@pytest.mark.parametrize("text, sentences", [
+    ("One. Two? Three! Four", ["One. ", "Two? ", "Three! ", "Four"]),
+    ("See e.g. the reef. Then go.", ["See e.g. the reef. ", "Then go."]),
+    ("Dr. Lopez said so. J. Smith agreed.", ["Dr. Lopez said so. ", "J. Smith agreed."]),
+    ('He said "it rained. It stopped" then. Next.', ['He said "it rained. It stopped" then. ', "Next."]),
+    ('"It rained." Then it stopped.', ['"It rained." ', "Then it stopped."]),
+    ("Claim. [1](web/a.md) [2](web/b.md). Next.", ["Claim. [1](web/a.md) [2](web/b.md). ", "Next."]),
+    ("珊瑚礁恢复了。调查结束了。", ["珊瑚礁恢复了。", "调查结束了。"]),
+    ("In 2019. The end", ["In 2019. ", "The end"]),
+])
+def test_sentences_are_cut_where_a_reader_would(text, sentences):
+    spans = web.sentence_spans(text, web.find_quotes(text))
+    assert [text[s:e] for s, e in spans] == sentences
+
+
+@pytest.mark.parametrize("text, quotes", [
+    ('a "b c" d', [(2, 7, "b c")]), ("a “b” «c» 「d」 『e』", [(2, 5, "b"), (6, 9, "c"), (10, 13, "d"), (14, 17, "e")]),
+    ('a "" b', []), ('a "unclosed', []), ('"x" and "y"', [(0, 3, "x"), (8, 11, "y")]),
+])
+def test_quotations_are_found_with_their_marks(text, quotes):
+    assert web.find_quotes(text) == quotes

@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 import pytest
-from standins import Reply
+from standins import Reply, make_hit
 
 import web
 from conftest import ROOT
@@ -208,3 +208,36 @@ def test_live_box_smoke():
     env["WEBTOOLS_HOST"] = os.environ.get("WEB_LIVE_HOST", web.DEFAULT_HOST)
     proc = subprocess.run([sys.executable, os.path.join(ROOT, "web.py"), "doctor"], capture_output=True, env=env)
     assert proc.returncode == 0, proc.stdout.decode() + proc.stderr.decode()
+
+
+def test_doctor_prints_every_setting_and_check_on_its_own_line(run, searx, fire, md_root):
+    r = run("doctor")
+    assert r.code == 0 and r.out.splitlines() == [
+        f"web.py {web.VERSION}",
+        "  WEBTOOLS_HOST     127.0.0.1  (environment)",
+        f"  SEARXNG_URL       {searx.url}  (environment)",
+        f"  FIRECRAWL_URL     {fire.url}  (environment)",
+        "  FIRECRAWL_API_KEY (unset)  (default)",
+        "  WEB_TIMEOUT       20/60  (default)",
+        "  WEB_RETRIES       2  (environment)",
+        "  WEB_WORKERS       4  (default)",
+        f"  WEB_MD_ROOT       {web.display_path(md_root)}  (environment)",
+        "ok   proxy      no proxy intercepts calls to the box",
+        f"ok   searxng    {searx.url}: json enabled; engines answered: localforum, localjson-a, localjson-b",
+        f"ok   firecrawl  {fire.url}: scraped https://example.com (262 words)",
+        f"ok   md-root    {web.display_path(md_root)} is writable"]
+    assert searx.queries_seen() == ["searxng"] and len(searx.requests) == 1      # one probe, page 1
+    assert not [p for p in md_root.iterdir()]                                  # the probe file is gone
+
+
+def test_doctor_fails_when_every_engine_is_unresponsive(run, searx, fire):
+    searx.set_results("searxng", [], unresponsive=[["localslow", "timeout"], ["localdead", "HTTP error"]])
+    r = run("doctor", "--json")
+    assert r.code == web.EXIT_UNREACHABLE and r.json["ok"] is False
+    assert r.json["checks"][1] == {"name": "searxng", "ok": False, "code": web.EXIT_UNREACHABLE,
+                                   "detail": f"{searx.url}: json enabled; engines answered: none; unresponsive: "
+                                             f"localslow (timeout), localdead (HTTP error)",
+                                   "fix": "check the engines in SearXNG's logs"}
+    searx.set_results("searxng", [make_hit("https://a.org/")], unresponsive=[["localslow", "timeout"]])
+    check = run("doctor", "--json").json["checks"][1]
+    assert check["ok"] is True and check["fix"] == "" and check["detail"].endswith("; unresponsive: localslow (timeout)")

@@ -1,14 +1,44 @@
 """README's examples are what the code prints: tests/docs.py replays the session and regenerates them."""
 
 import difflib
+import io
+import os
+import sys
+
+import pytest
 
 import docs
+import web
 
 
-def test_readme_examples_and_tables_are_what_the_code_prints():
+@pytest.fixture
+def in_this_process(monkeypatch):
+    """A docs runner that calls web.main here, as if web.py lived in the session's project folder."""
+    def runner(project, env, argv, stdin):
+        for name in [n for n in os.environ if n.startswith(("WEB_", "SEARXNG_", "FIRECRAWL_", "CLAUDE_"))]:
+            monkeypatch.delenv(name)
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
+        monkeypatch.setattr(web, "PROJECT_ROOT", project)
+        monkeypatch.chdir(project)
+        out, err = io.TextIOWrapper(io.BytesIO(), encoding="utf-8"), io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
+        monkeypatch.setattr(sys, "stdout", out)
+        monkeypatch.setattr(sys, "stderr", err)
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin or b""), encoding="utf-8"))
+        web._opener = None
+        code = web.main(argv[1:])
+        out.flush()
+        err.flush()
+        return code, out.buffer.getvalue().decode("utf-8"), err.buffer.getvalue().decode("utf-8")
+    return runner
+
+
+def test_readme_examples_and_tables_are_what_the_code_prints(in_this_process):
+    """README's blocks come from real processes (tests/docs.py --write); this replays the same session
+    through web.main in this process, so that a change in any output shows here."""
     with open(docs.README, encoding="utf-8") as handle:
         readme = handle.read()
-    fresh = docs.fill(readme, docs.session_outputs(), docs.tables())
+    fresh = docs.fill(readme, docs.session_outputs(in_this_process), docs.tables())
     expected, found = docs.normalise(fresh), docs.normalise(readme)
     assert found == expected, "README differs from what the code prints; run python3 tests/docs.py --write:\n" + \
         "".join(difflib.unified_diff(found.splitlines(True), expected.splitlines(True), "README.md", "code"))
@@ -24,4 +54,5 @@ def test_every_example_is_shown_and_every_marker_is_generated():
 def test_the_check_ignores_only_what_varies_between_runs():
     assert docs.normalise("http://127.0.0.1:40123/x run 20261201T020411Z-1262 on 2026-12-01 \"elapsed_ms\":31") == \
         "http://127.0.0.1:PORT/x run RUN on DATE \"elapsed_ms\":0"
+    assert docs.normalise("Y2  - 2026/12/01 [[2026, 12, 1]]") == "Y2  - DATE [[DATE]]"
     assert docs.normalise("523 words, 1,240 sea stars") == "523 words, 1,240 sea stars"

@@ -3,6 +3,7 @@
 import email.utils
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -77,7 +78,7 @@ def test_429_with_retry_after_seconds_is_honoured(run, fire, md_root):
     fire.fail_next(Reply(429, {"success": False, "error": "slow down"}, headers={"Retry-After": "1"}))
     started = time.monotonic()
     r = run("scrape", "https://example.org/a", "--topic", "t")
-    assert r.code == 0 and len(fire.requests) == 2
+    assert r.code == 0 and r.err == "" and len(fire.requests) == 2          # retried quietly, then saved
     assert fire.requests[1]["time"] - fire.requests[0]["time"] >= 0.95
     assert time.monotonic() - started < 3
 
@@ -86,7 +87,7 @@ def test_429_with_retry_after_as_http_date_is_honoured(run, searx):
     when = email.utils.formatdate(time.time() + 2, usegmt=True)
     searx.fail_next(Reply(429, "Too Many Requests", headers={"Retry-After": when}, content_type="text/html"))
     r = run("search", "q", "--max", "1")
-    assert r.code == 0 and len(searx.requests) == 2
+    assert r.code == 0 and r.err == "" and len(searx.requests) == 2
     assert searx.requests[1]["time"] - searx.requests[0]["time"] >= 0.9
 
 
@@ -94,7 +95,7 @@ def test_5xx_twice_then_success(run, searx):
     searx.fail_next(Reply(503, "unavailable", content_type="text/plain"), Reply(502, "bad gateway",
                                                                                content_type="text/plain"))
     r = run("search", "q", "--max", "1", "--json")
-    assert r.code == 0 and r.json["ok"] is True and len(searx.requests) == 3
+    assert r.code == 0 and r.err == "" and r.json["ok"] is True and len(searx.requests) == 3
 
 
 def test_5xx_always_is_exit_4(run, fire, md_root):
@@ -235,3 +236,82 @@ def test_no_traceback_even_for_an_internal_error(monkeypatch, run, searx):
     monkeypatch.setattr(web, "fuse_hits", lambda outcomes: 1 / 0)
     r = run("search", "q")
     assert r.code == web.EXIT_INTERNAL and "internal error: ZeroDivisionError" in one_line(r.err)
+
+
+def test_ctrl_c_outside_a_network_wait_is_held_until_the_next_wait():
+    gate = web.InterruptGate()
+    gate._on_sigint(signal.SIGINT, None)                  # while a page and its ledger line are written
+    assert gate.pending
+    with pytest.raises(KeyboardInterrupt):
+        gate.wait({})                                     # raised at the next wait, before it blocks
+    waiting = web.InterruptGate()
+    waiting.open = True
+    with pytest.raises(KeyboardInterrupt):
+        waiting._on_sigint(signal.SIGINT, None)           # during a wait: at once
+
+
+def test_ctrl_c_in_this_process_reports_what_was_finished(run, fire, md_root):
+    import threading
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)   # as a terminal starts Python
+    hold = threading.Event()
+    fire.set_page("https://b.org/2", Reply(200, page_body("https://b.org/2", article_markdown("b")), hold=hold))
+
+    def interrupt_when_b_is_loading():
+        if _wait_for(lambda: fire.in_flight == 1 and len(leftovers(md_root)) == 1):
+            os.kill(os.getpid(), signal.SIGINT)
+    threading.Thread(target=interrupt_when_b_is_loading, daemon=True).start()
+    try:
+        r = run("scrape", "https://a.org/1", "https://b.org/2", "https://c.org/3", "--topic", "t", "--workers", "1",
+                "--json")
+    finally:
+        hold.set()
+        signal.signal(signal.SIGINT, previous)
+    assert r.code == web.EXIT_INTERRUPTED
+    assert r.err == ("web.py: interrupted — 1 pages saved and kept; to continue, run the command again "
+                     "(saved pages are skipped; lower --limit by 1)\n")
+    assert r.json["interrupted"] is True and r.json["ok"] is False
+    assert [e["url"] for e in r.json["saved"]] == ["https://a.org/1"]
+    assert r.json["not_attempted"] == ["https://b.org/2", "https://c.org/3"]
+
+
+# --- the one line each failure of the box prints, whole -----------------------------------------
+
+@pytest.mark.parametrize("service, replies, code, line", [
+    ("searx", [Reply(503, "busy", content_type="text/plain")] * 3, web.EXIT_UNREACHABLE,
+     "SearXNG: at {url} answered HTTP 503 (3 attempts) — the service is failing: check its logs on the webtools box"),
+    ("searx", [Reply(429, "slow down", content_type="text/html")] * 3, web.EXIT_CONFIG,
+     "SearXNG: its limiter refused the request (429 Too Many Requests, 3 attempts) — let this client through: add its "
+     "address to pass_ip in limiter.toml, or set server.limiter: false on a private instance"),
+    ("fire", [Reply(429, {"success": False, "error": "slow"})] * 3, web.EXIT_UNREACHABLE,
+     "Firecrawl: rate-limited the request (429, 3 attempts) — lower WEB_WORKERS or wait a minute"),
+    ("fire", [Reply(502, "bad gateway", content_type="text/html")] * 3, web.EXIT_UNREACHABLE,
+     "Firecrawl: at {url} answered HTTP 502 (3 attempts) — the service is failing: check its logs on the webtools box"),
+    ("fire", [Reply(200, b"{" * 50, reset_after=10)] * 3, web.EXIT_UNREACHABLE,
+     "Firecrawl: at {url} dropped the connection mid-response (ERROR) (3 attempts) — is the webtools box "
+     "up? check WEBTOOLS_HOST/FIRECRAWL_PORT"),   # ERROR: the exception's name, which the platform decides
+    ("searx", [Reply(400, {"error": "bad pageno"})], web.EXIT_USAGE,
+     "SearXNG: refused the query 'q': bad pageno — check the query and the --categories/--language/--time-range values"),
+    ("searx", [Reply(200, {"query": "q"})], web.EXIT_UNEXPECTED,
+     "SearXNG: sent JSON without results: '{\"query\": \"q\"}' — is SEARXNG_URL pointing at SearXNG's root?"),
+    ("fire", [Reply(200, ["not", "an", "object"])], web.EXIT_UNEXPECTED,
+     "Firecrawl: sent unexpected JSON: '[\"not\", \"an\", \"object\"]' — is FIRECRAWL_URL pointing at Firecrawl's API?"),
+    ("fire", [Reply(200, {"success": True, "data": "x"})], web.EXIT_UNEXPECTED,
+     "Firecrawl: sent success without data: '{\"success\": true, \"data\": \"x\"}' — is FIRECRAWL_URL pointing at "
+     "Firecrawl's v1 API?"),
+])
+def test_each_failure_of_the_box_is_one_whole_line(run, searx, fire, service, replies, code, line):
+    server = searx if service == "searx" else fire
+    server.fail_next(*replies)
+    r = run("search", "q", "--max", "1") if service == "searx" else run("scrape", "https://example.org/a")
+    expected = re.escape(f"web.py: {line}\n").replace(re.escape("{url}"), re.escape(server.url))
+    assert r.code == code and re.fullmatch(expected.replace("ERROR", r"\w+"), r.err), r.err
+
+
+def test_a_refused_connection_and_a_slow_box_name_the_variable_to_check(run, monkeypatch):
+    r = run("search", "q")
+    assert r.err == ("web.py: SearXNG: at http://127.0.0.1:9 refused the connection (3 attempts) — is the webtools "
+                     "box up? check WEBTOOLS_HOST/SEARXNG_PORT\n")
+    monkeypatch.setenv("WEB_RETRIES", "0")
+    r = run("scrape", "https://example.org/a")
+    assert r.err == ("web.py: Firecrawl: at http://127.0.0.1:9 refused the connection (1 attempt) — is the webtools "
+                     "box up? check WEBTOOLS_HOST/FIRECRAWL_PORT\n")

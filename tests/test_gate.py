@@ -210,3 +210,74 @@ def test_the_gate_can_be_turned_off_with_a_setting(hook, project, tmp_path):
         None, "web.py: hook: the cite-check gate is off (WEB_GATE=off); nothing was checked\n")
     settings.write_text(json.dumps({"env": {"WEB_GATE": "on"}}), encoding="utf-8")
     assert hook("post", payload, CLAUDE_PROJECT_DIR=str(tmp_path / "project"))[1]["decision"] == "block"
+
+
+# --- the same gate in this process (what mutation testing sees) ---------------------------------
+
+@pytest.fixture
+def gate(run, monkeypatch, tmp_path):
+    """Run `web.py hook EVENT` in this process with a payload on stdin: (code, answer, stderr)."""
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(tmp_path / "project"))
+    monkeypatch.delenv("WEB_GATE", raising=False)
+
+    def gate_(event, payload):
+        r = run("hook", event, stdin=payload if isinstance(payload, str) else json.dumps(payload))
+        return r.code, (json.loads(r.out) if r.out.strip() else None), r.err
+    return gate_
+
+
+def test_in_process_post_and_stop_follow_the_same_rules(gate, project):
+    path = write(project, FAILING)
+    code, answer, err = gate("post", captured("posttooluse-write.json", file_path=str(path)))
+    assert code == 0 and err == "" and answer["decision"] == "block"
+    assert answer["reason"].splitlines()[1].endswith(":12: number 1,420 is not in web/reef.md")
+    other = captured("posttooluse-write.json", file_path=str(project / "web" / "_picks-1.json"))
+    assert gate("post", other) == (0, None, "")
+    reasons = [gate("stop", captured("stop.json"))[1]["reason"] for _ in range(3)]
+    assert [r.splitlines()[0][-15:] for r in reasons] == ["(block 1 of 3).", "(block 2 of 3).", "(block 3 of 3)."]
+    assert reasons[2].splitlines()[-1].startswith("This is the last block")
+    told = gate("stop", captured("stop.json"))[1]
+    assert told["systemMessage"] == (f"{web.display_path(path)} still fails cite-check (2 errors) after 3 attempts to "
+                                     f"fix it: its quotes and numbers are not verified. Run: python3 web.py cite-check "
+                                     f"{web.display_path(path)}")
+    assert gate("stop", captured("stop.json")) == (0, None, "")
+    assert gate("stop", captured("stop.json", session_id="someone-else")) == (0, None, "")
+    events = [(e["command"], e.get("event"), e.get("via")) for e in gate_events(project)]
+    assert events == [("cite-check", None, "hook")] + [("gate", "block", None)] * 3 + [("gate", "released", None)]
+
+
+def test_in_process_gate_trouble_is_one_line_and_never_a_block(gate, project, monkeypatch, tmp_path):
+    assert gate("post", "not json")[1:] == (None, "web.py: hook: the cite-check gate did not run: JSONDecodeError: "
+                                                  "Expecting value: line 1 column 1 (char 0)\n")
+    assert gate("stop", {"hook_event_name": "Stop"})[1:] == (
+        None, "web.py: hook: the cite-check gate did not run: ValueError: the hook input has no session_id\n")
+    monkeypatch.setenv("WEB_MD_ROOT", str(tmp_path / "gone"))
+    assert gate("stop", captured("stop.json"))[2].endswith("FileNotFoundError: no md root at " +
+                                                           web.display_path(tmp_path / "gone") + "\n")
+    monkeypatch.setenv("WEBTOOLS_HOST", "http://bad")
+    assert "the cite-check gate did not run: config: WEBTOOLS_HOST='http://bad' is not valid" in \
+        gate("stop", captured("stop.json"))[2]
+
+
+@pytest.mark.parametrize("value, off", [("off", True), ("OFF", True), ("0", True), ("false", True), ("no", True),
+                                        ("on", False), ("", False), ("1", False)])
+def test_which_values_turn_the_gate_off(monkeypatch, value, off):
+    monkeypatch.setenv("WEB_GATE", value)
+    assert web.gate_off() is off
+
+
+def test_a_synthesis_is_gated_only_inside_a_topic_under_the_md_root(md_root, tmp_path):
+    cfg = web.Config({"WEB_MD_ROOT": str(md_root), "WEBTOOLS_HOST": "127.0.0.1"})
+    (md_root / "t").mkdir(parents=True)
+    inside = md_root / "t" / "x-synthesis.md"
+    for path in (inside, md_root / "x-synthesis.md", tmp_path / "x-synthesis.md", md_root / "t" / "x-synthesis.txt"):
+        path.write_text("x", encoding="utf-8")
+
+    def gated(file_path, cwd=None):
+        return web.synthesis_path({"tool_input": {"file_path": str(file_path)}, "cwd": cwd}, cfg)
+    assert gated(inside) == str(inside.resolve())
+    assert gated("t/x-synthesis.md", cwd=str(md_root)) == str(inside.resolve())
+    assert gated(md_root / "x-synthesis.md") is None                 # not in a topic
+    assert gated(tmp_path / "x-synthesis.md") is None                # not under the md root
+    assert gated(md_root / "t" / "x-synthesis.txt") is None and gated(md_root / "t" / "gone-synthesis.md") is None
+    assert web.synthesis_path({"tool_input": "x"}, cfg) is None and web.synthesis_path({}, cfg) is None

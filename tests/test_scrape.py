@@ -320,3 +320,81 @@ def test_a_pick_without_a_query_gets_the_first_query_that_found_it(run, searx, f
     headers = {n: web.split_saved((md_root / "t" / "web" / n).read_text("utf-8"))[0]["query"]
                for n in saved_files(md_root)}
     assert headers == {"b-org-y.md": "second query", "a-org-x.md": "mine"}
+
+
+# --- one page: to stdout or --out, success and failure, text and JSON ---------------------------------
+
+def test_one_page_that_fails_prints_one_line_and_no_page(run, fire):
+    fire.set_page("https://x.org/404", captured_reply("notfound.json"))
+    r = run("scrape", "https://x.org/404")
+    assert r.code == web.EXIT_PARTIAL and r.out == ""
+    assert r.err == "web.py: scrape: https://x.org/404: target-status: the site answered 404 Not Found\n"
+
+
+def test_out_reports_in_the_scrape_shape(run, fire, tmp_path):
+    page = tmp_path / "a.md"
+    r = run("scrape", "https://example.org/a", "--out", page, "--json")
+    answer = r.json
+    assert r.code == 0 and set(answer) == {"schema", "ok", "saved", "elapsed_ms"} and answer["ok"] is True
+    assert answer["saved"] == [{"url": "https://example.org/a", "path": web.display_path(page),
+                                "title": "Understanding Tide Pools | Coastal Notes",
+                                "words": web.count_words(web.split_saved(page.read_text("utf-8"))[1].encode())}]
+    # no citation number outside a topic, and no flags: a clean page of 262 words
+    human = run("scrape", "https://example.org/a", "--out", page)
+    assert human.out == f"saved    {web.display_path(page)}  ({answer['saved'][0]['words']} words)  " \
+                        f"https://example.org/a\n"
+
+
+def test_out_failure_json_names_the_page_and_its_kind(run, fire, tmp_path):
+    fire.set_page("https://x.org/slow", captured_reply("timeout.json"))
+    r = run("scrape", "https://x.org/slow", "--out", tmp_path / "x.md", "--json")
+    assert r.code == web.EXIT_PARTIAL and not (tmp_path / "x.md").exists()
+    assert {k: v for k, v in r.json.items() if k != "elapsed_ms"} == {
+        "schema": "web.scrape/2", "ok": False,
+        "failed": [{"url": "https://x.org/slow", "kind": "timeout", "error": "Firecrawl: Scrape timed out"}]}
+    assert r.err == "web.py: scrape: https://x.org/slow: timeout: Firecrawl: Scrape timed out\n"
+
+
+def test_out_when_the_box_is_down_reports_the_box(run, tmp_path):
+    r = run("scrape", "https://x.org/a", "--out", tmp_path / "x.md", "--json")
+    assert r.code == web.EXIT_UNREACHABLE and r.json["failed"][0]["kind"] == "http"
+    assert r.json["failed"][0]["error"].startswith("Firecrawl: at http://127.0.0.1:9 refused the connection")
+
+
+# --- the store, directly -------------------------------------------------------------------
+
+def test_the_store_saves_skips_and_replaces(md_root):
+    store = web.TopicStore(web.Config({"WEB_MD_ROOT": str(md_root), "WEBTOOLS_HOST": "127.0.0.1"}), "t")
+    def header(url):
+        return web.render_header(url, "q", "2026-12-01", "r")
+    first = store.save("https://a.org/x", header("https://a.org/x"), b"body one\n", False)
+    assert first[:2] == ("saved", None) and first[2].endswith("a-org-x.md")
+    assert first[4] == len(header("https://a.org/x").encode()) + 9
+    assert store.save("https://www.a.org/x/", header("https://www.a.org/x/"), b"body two\n", False)[:3] == (
+        "skipped", "already saved", first[2])
+    b = header("https://b.org/y")
+    assert store.save("https://b.org/y", b, b"body one\n", False)[:3] == ("skipped", "duplicate", first[2])
+    replaced = store.save("https://b.org/y", b, b"body one\n", False, replace=first[2])
+    assert replaced[0] == "saved" and replaced[2].endswith("b-org-y.md") and not os.path.exists(first[2])
+    again = store.save("https://b.org/y", b, b"body three\n", True)
+    assert again[:3] == ("saved", None, replaced[2])                               # --force rewrites the same file
+
+
+def test_a_long_slug_keeps_its_suffix_within_80_characters(md_root):
+    store = web.TopicStore(web.Config({"WEB_MD_ROOT": str(md_root), "WEBTOOLS_HOST": "127.0.0.1"}), "t")
+    slug = "a" * 79 + "b"
+    (md_root / "t" / "web" / f"{slug}.md").write_text("x", encoding="utf-8")
+    assert os.path.basename(store._free_path(slug)) == "a" * 78 + "-2.md"
+    (md_root / "t" / "web" / f"{'a' * 78}-2.md").write_text("x", encoding="utf-8")
+    assert os.path.basename(store._free_path(slug)) == "a" * 78 + "-3.md"
+    assert os.path.basename(store._free_path("a" * 77 + "-b")) == "a" * 77 + "-b.md"
+
+
+def test_a_page_that_cannot_be_written_is_exit_3_and_leaves_nothing(run, fire, md_root, monkeypatch):
+    def refuse(path, *chunks):
+        raise PermissionError(13, "Permission denied")
+    monkeypatch.setattr(web, "atomic_write", refuse)
+    r = run("scrape", "https://example.org/a", "--topic", "t")
+    assert r.code == web.EXIT_CONFIG and saved_files(md_root) == []
+    assert r.err == (f"web.py: storage: cannot write {web.display_path(md_root / 't' / 'web' / 'example-org-a.md')} "
+                     f"(Permission denied) — make the md root writable or point WEB_MD_ROOT elsewhere\n")

@@ -113,3 +113,26 @@ def test_status_without_a_run_says_how_to_start_one(run, fire, md_root):
     r = run("status", "--topic", "t", "--json")
     assert r.code == web.EXIT_USAGE and 'start one: python3 web.py init "goal" --topic t' in r.err
     assert json.loads(r.out)["ok"] is False
+
+
+def test_manifest_json_is_the_checkpoint_of_the_latest_run(run, searx, fire, md_root):
+    from standins import captured_reply
+    fire.set_page("https://b.org/2", captured_reply("timeout.json"))
+    run("scrape", "https://old.org/0", "--topic", "t")                          # saved before the run
+    run("init", "goal", "--topic", "t", "--max-sources", "3")
+    run("scrape", "https://a.org/1", "https://b.org/2", "https://old.org/0", "--topic", "t", "--workers", "1")
+    answer = run("manifest", "--topic", "t", "--json").json
+    assert answer == {
+        "schema": "web.manifest/2", "ok": True, "path": web.display_path(md_root / "t" / "web" / "_manifest.md"),
+        "run": answer["run"], "round": 0, "budget": {"max": 3, "saved": 1},
+        "saved": [{"n": 1, "title": "Understanding Tide Pools | Coastal Notes", "url": "https://old.org/0",
+                   "words": 262, "earlier": True},
+                  {"n": 2, "title": "Understanding Tide Pools | Coastal Notes", "url": "https://a.org/1", "words": 262}],
+        "failed": [{"url": "https://b.org/2", "kind": "timeout", "error": "Firecrawl: Scrape timed out", "retry": True}],
+        "syntheses": []}
+    lines = run("manifest", "--topic", "t").out.splitlines()
+    assert lines[0] == f"t · run {answer['run']} · round 0 of 1 · 1 of 3 pages saved"
+    assert "  [1] Understanding Tide Pools | Coastal Notes — 262 words — saved in an earlier run" in lines
+    assert "  timeout (may retry)  https://b.org/2 — Firecrawl: Scrape timed out" in lines
+    assert lines[-1] == f"wrote {answer['path']} · notes: {web.display_path(md_root / 't' / 'web' / '_notes.md')} " \
+                        f"(not written yet)"

@@ -367,3 +367,42 @@ def test_atomic_write_leaves_the_old_file_and_no_temporary_when_interrupted(tmp_
     assert target.read_bytes() == b"old page\n" and [p.name for p in tmp_path.iterdir()] == ["page.md"]
     web.atomic_write(str(target), b"new ", b"page\n")
     assert target.read_bytes() == b"new page\n" and [p.name for p in tmp_path.iterdir()] == ["page.md"]
+
+
+# --- the manifest's generated block --------------------------------------------------------------
+
+BLOCK = f"{web.MANIFEST_BEGIN}\nfacts\n{web.MANIFEST_END}"
+
+
+@pytest.mark.parametrize("existing, merged", [
+    (None, BLOCK + "\n"),
+    ("", BLOCK + "\n"),
+    ("my notes\n", "my notes\n" + BLOCK + "\n"),
+    ("my notes", "my notes\n" + BLOCK + "\n"),                                    # a newline before the block
+    (f"pre\n{web.MANIFEST_BEGIN}\nold\n{web.MANIFEST_END}\npost\n", f"pre\n{BLOCK}\npost\n"),
+    (f"{web.MANIFEST_BEGIN}old{web.MANIFEST_END}", BLOCK),
+    (f"a {web.MANIFEST_END} b {web.MANIFEST_BEGIN} c", f"a {web.MANIFEST_END} b {web.MANIFEST_BEGIN} c\n{BLOCK}\n"),
+    (f"a {web.MANIFEST_BEGIN} never closed", f"a {web.MANIFEST_BEGIN} never closed\n{BLOCK}\n"),
+    (f"{web.MANIFEST_BEGIN}1{web.MANIFEST_END} x {web.MANIFEST_BEGIN}2{web.MANIFEST_END}",
+     f"{BLOCK} x {web.MANIFEST_BEGIN}2{web.MANIFEST_END}"),                      # the first block is the one
+])
+def test_merge_manifest_replaces_only_the_generated_block(existing, merged):
+    assert web.merge_manifest(existing, BLOCK) == merged
+
+
+# --- stemming and content words for the evidence table -------------------------------------------
+
+@pytest.mark.parametrize("word, key", [
+    ("ranks", "rank"), ("ranked", "rank"), ("ranking", "rank"), ("studies", "study"), ("studied", "study"),
+    ("boxes", "box"), ("buzzes", "buzz"), ("matches", "match"), ("wishes", "wish"), ("classes", "class"),
+    ("glass", "glass"), ("virus", "virus"), ("analysis", "analysis"), ("sees", "sees"), ("bed", "bed"),
+    ("seed", "seed"), ("sing", "sing"), ("shed", "shed"), ("added", "add"), ("rings", "ring"), ("Tides", "tide"),
+    ("cats", "cats"), ("owed", "owed"), ("crated", "crat"), ("swing", "swing"), ("things", "thing"),
+])
+def test_word_keys_fold_plural_and_verb_endings(word, key):
+    assert web.word_key(word) == key
+
+
+def test_content_words_skip_stop_words_and_short_words_but_keep_numbers_and_cjk():
+    assert web.content_words("The 21 reefs of an island recovered in 珊瑚 two seasons") == \
+        {"21", "reef", "island", "recover", "珊", "瑚", "two", "season"}
