@@ -434,7 +434,7 @@ def _ipv4_from_text(host):
                 numbers.append(int(part[2:] or "0", 16))
             elif re.fullmatch(r"0[0-7]+", part):
                 numbers.append(int(part, 8))
-            elif re.fullmatch(r"[0-9]+", part):
+            elif re.fullmatch(r"[1-9][0-9]*|0", part):   # 08 is neither octal nor decimal to inet_aton
                 numbers.append(int(part))
             else:
                 return None
@@ -1986,7 +1986,7 @@ def cmd_init(args, cfg):
         if given:
             options[name] = [check_domain(d, "--" + name.replace("_", "-")) for d in given]
     store = TopicStore(cfg, args.topic)
-    run = now_utc().strftime("%Y%m%dT%H%M%SZ") + f"-{os.getpid() % 10000:04d}"
+    run = new_run_id({e.get("run") for e in store.events()})
     synthesis = f"{text_slug(goal)}-synthesis.md"
     store.append([ledger_event(run, "init", 0, goal=goal, topic=args.topic, options=options, synthesis=synthesis)])
     answer = {"schema": SCHEMAS["init"], "ok": True, "run": run, "goal": goal, "options": options,
@@ -1999,6 +1999,15 @@ def cmd_init(args, cfg):
     else:
         write_out(render_init(answer))
     return EXIT_OK
+
+
+def new_run_id(taken):
+    """A run id: the UTC second it started and four random hex digits, unlike every id in `taken`."""
+    import secrets
+    while True:
+        run = f"{now_utc():%Y%m%dT%H%M%SZ}-{secrets.token_hex(2)}"
+        if run not in taken:
+            return run
 
 
 def render_init(answer):

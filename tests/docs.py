@@ -113,9 +113,10 @@ SESSION = [
     ("scrape-policy", "run", "python3 web.py scrape https://tidepool-facts.example.com/top-10 --topic shore"),
     ("search-site", "run", 'python3 web.py search "tide pool ecology" --site example.org --json'),
     ("version", "run", "python3 web.py --version"),
-]
+] + [(f"help-{command}", "run", f"python3 web.py {command} -h") for command in web.COMMANDS if command != "hook"] + [
+    ("help", "run", "python3 web.py -h")]
 VOLATILE = [(re.compile(r"127\.0\.0\.1:\d{2,5}"), "127.0.0.1:PORT"), (re.compile(r'"elapsed_ms":\d+'), '"elapsed_ms":0'),
-            (re.compile(r"\d{8}T\d{6}Z-\d{4}"), "RUN"), (re.compile(r"\d{4}[-/]\d{2}[-/]\d{2}"), "DATE"),
+            (re.compile(r"\d{8}T\d{6}Z-[0-9a-f]{4}"), "RUN"), (re.compile(r"\d{4}[-/]\d{2}[-/]\d{2}"), "DATE"),
             (re.compile(r"\[\[\d{4}, \d{1,2}, \d{1,2}\]\]"), "[[DATE]]"),
             (re.compile(r"sha256 [0-9a-f]{12}"), "sha256 HASH")]
 
@@ -124,6 +125,22 @@ def normalise(text):
     for pattern, stand_in in VOLATILE:
         text = pattern.sub(stand_in, text)
     return text
+
+
+def comparable(name, block):
+    """A block as the check compares it: volatile parts normalised; `-h` output also with its
+    whitespace folded, since argparse wraps and titles sections differently across Python versions."""
+    block = normalise(block)
+    return " ".join(block.replace("optional arguments:", "options:").split()) if name.startswith("help") else block
+
+
+def differences(readme, blocks, generated):
+    """[(name, README's block, the code's block)] wherever they differ; README's markers filled."""
+    found = {m.group(2): m.group(3) for m in EXAMPLE.finditer(readme)}
+    found.update({m.group(2): m.group(3) for m in TABLE.finditer(readme)})
+    fresh = dict(blocks, **generated)
+    return [(name, found[name], fresh[name]) for name in found if comparable(name, found[name]) !=
+            comparable(name, fresh[name])]
 
 
 def session_outputs(runner=None):
@@ -138,7 +155,7 @@ def session_outputs(runner=None):
         env = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy") and not k.startswith(
             ("WEB_", "SEARXNG_", "FIRECRAWL_", "CLAUDE_"))}
         env.update(WEBTOOLS_HOST="127.0.0.1", SEARXNG_URL=searx.url, FIRECRAWL_URL=fire.url, LANG="C.UTF-8",
-                   PYTHONPATH=os.path.join(TESTS, "guard"))
+                   PYTHONPATH=os.path.join(TESTS, "guard"), COLUMNS="100")   # -h wraps to this width
         return play(project, env, runner or run_process)
     finally:
         searx.close()
@@ -208,18 +225,18 @@ def markers(readme):
 def main():
     with open(README, encoding="utf-8") as handle:
         readme = handle.read()
-    fresh = fill(readme, session_outputs(), tables())
+    blocks, generated = session_outputs(), tables()
     if "--write" in sys.argv[1:]:
         with open(README, "w", encoding="utf-8") as handle:
-            handle.write(fresh)
+            handle.write(fill(readme, blocks, generated))
         print(f"wrote {README}")
         return 0
-    if normalise(fresh) == normalise(readme):
-        print("README's examples match the code")
-        return 0
-    sys.stdout.writelines(difflib.unified_diff(normalise(readme).splitlines(True), normalise(fresh).splitlines(True),
-                                               "README.md", "what the code prints"))
-    return 1
+    changed = differences(readme, blocks, generated)
+    for name, old, new in changed:
+        sys.stdout.writelines(difflib.unified_diff(old.splitlines(True), new.splitlines(True), f"README: {name}",
+                                                   "what the code prints"))
+    print("README's examples match the code" if not changed else f"{len(changed)} README blocks differ")
+    return 1 if changed else 0
 
 
 if __name__ == "__main__":

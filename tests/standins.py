@@ -58,7 +58,7 @@ class Reply:
             body = body.encode("utf-8")
         self.status, self.body, self.delay, self.trickle = status, body, delay, trickle
         self.reset_after, self.gzip_body, self.length = reset_after, gzip_body, length
-        self.hold = hold   # a threading.Event: the answer waits until the test sets it (at most 30 s)
+        self.hold = hold   # a threading.Event: the answer waits until the test sets it (at most 10 s)
         self.headers = {"Content-Type": content_type} if content_type else {}
         self.headers.update(headers or {})
 
@@ -80,8 +80,8 @@ class _Handler(BaseHTTPRequestHandler):
             server.in_flight += 1
             server.max_in_flight = max(server.max_in_flight, server.in_flight)
         try:
-            if server.gate is not None:   # every answer waits until the test opens the gate (at most 30 s)
-                server.gate.wait(30)
+            if server.gate is not None:   # every answer waits until the test opens the gate (at most 10 s)
+                server.gate.wait(10)
             reply = server.next_reply(request)
             self._send(reply)
         except (BrokenPipeError, ConnectionResetError):
@@ -94,7 +94,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _send(self, reply):
         if reply.hold is not None:
-            reply.hold.wait(30)
+            reply.hold.wait(10)
         if reply.delay:
             time.sleep(reply.delay)
         body = gzip.compress(reply.body) if reply.gzip_body else reply.body
