@@ -193,9 +193,9 @@ class Response:
 class _Transient(Exception):
     """Trouble on the way to the box: worth another attempt."""
 
-    def __init__(self, reason, what):
+    def __init__(self, what, timed_out=False):
         super().__init__(what)
-        self.reason, self.what = reason, what
+        self.what, self.timed_out = what, timed_out
 
 
 def _get_opener():
@@ -223,7 +223,7 @@ def _read_body(resp, deadline, cap):
     inflate = zlib.decompressobj(31) if gzip else None
     while True:
         if time.monotonic() > deadline:
-            raise _Transient("timeout", "the response body did not arrive in time")
+            raise _Transient("the response body did not arrive in time", timed_out=True)
         chunk = resp.read1(65536)
         if not chunk:
             break
@@ -255,16 +255,16 @@ def _request_once(method, url, data, headers, timeout, cap):
     except urllib.error.URLError as err:
         reason = err.reason
         if isinstance(reason, ConnectionRefusedError):
-            raise _Transient("refused", "refused the connection")
+            raise _Transient("refused the connection")
         if isinstance(reason, (socket.timeout, TimeoutError)):
-            raise _Transient("timeout", "did not answer in time")
-        raise _Transient("connect", f"could not be reached ({reason})")
+            raise _Transient("did not answer in time", timed_out=True)
+        raise _Transient(f"could not be reached ({reason})")
     except (socket.timeout, TimeoutError):
-        raise _Transient("timeout", "did not answer in time")
+        raise _Transient("did not answer in time", timed_out=True)
     except (ConnectionError, http.client.HTTPException, OSError) as err:
         if isinstance(err, ConnectionRefusedError):
-            raise _Transient("refused", "refused the connection")
-        raise _Transient("reset", f"dropped the connection mid-response ({type(err).__name__})")
+            raise _Transient("refused the connection")
+        raise _Transient(f"dropped the connection mid-response ({type(err).__name__})")
 
 
 def parse_retry_after(value, now=None):
@@ -292,7 +292,7 @@ def backoff_delay(attempt, retry_after):
     return BACKOFF_BASE * (2 ** attempt) * random.uniform(0.5, 1.0)
 
 
-def http_request(cfg, service, method, url, *, timeout, cap, body=None, is_verdict=None, retries=None):
+def http_request(cfg, service, method, url, *, timeout, cap, body=None, is_verdict=None):
     """One request with retries for the box's trouble; returns the final Response.
 
     Connection errors, timeouts, 429 and 5xx are retried with backoff (honouring
@@ -311,7 +311,6 @@ def http_request(cfg, service, method, url, *, timeout, cap, body=None, is_verdi
         headers["Content-Type"] = "application/json"
         if service == "Firecrawl" and cfg.api_key:
             headers["Authorization"] = f"Bearer {cfg.api_key}"
-    retries = cfg.retries if retries is None else retries
     base = service_base(service, cfg)
     attempt = 0
     while True:
@@ -326,7 +325,7 @@ def http_request(cfg, service, method, url, *, timeout, cap, body=None, is_verdi
             if resp.status not in RETRY_STATUSES or (is_verdict and is_verdict(resp)):
                 return resp
             problem, retry_after = resp, parse_retry_after(resp.headers.get("Retry-After"))
-        if attempt >= retries:
+        if attempt >= cfg.retries:
             raise _final_failure(service, base, problem, attempt + 1, timeout)
         time.sleep(backoff_delay(attempt, retry_after))
         attempt += 1
@@ -336,7 +335,7 @@ def _final_failure(service, base, problem, attempts, timeout):
     port_var = "SEARXNG_PORT" if service == "SearXNG" else "FIRECRAWL_PORT"
     tries = f"{attempts} attempt{'s' if attempts > 1 else ''}"
     if isinstance(problem, _Transient):   # what: "refused the connection", "dropped the connection …"
-        if problem.reason == "timeout":
+        if problem.timed_out:
             return Failure(EXIT_UNREACHABLE, service, f"at {base} did not answer within {timeout:g} s ({tries})",
                            "is the box overloaded? check it, or raise WEB_TIMEOUT", kind="timeout")
         return Failure(EXIT_UNREACHABLE, service, f"at {base} {problem.what} ({tries})",
@@ -540,7 +539,8 @@ def clean_text(content, limit=None):
     if not content or not isinstance(content, str):
         return "", 0
     import html
-    text, invisible = INVISIBLE.subn("", html.unescape(re.sub(r"<[^>]*>", "", content)))
+    # Only what looks like a tag goes: "2 < 3 and 5 > 4" is text.
+    text, invisible = INVISIBLE.subn("", html.unescape(re.sub(r"</?[a-zA-Z!][^<>]*>", "", content)))
     text = " ".join(text.split())
     return (text if not limit or len(text) <= limit else text[:limit - 1].rstrip() + "…"), invisible
 
@@ -606,8 +606,8 @@ def search_query(cfg, query, max_results, options, scope=None):
     if len(scope.sites) > 1:
         outcome["hits"] = sorted(outcome["hits"], key=lambda h: h["position"])[:max_results]
     if not outcome["hits"] and outcome["unresponsive"] and outcome["error"] is None:
-        engines = ", ".join(f"{e} ({why})" for e, why in outcome["unresponsive"].items())
-        outcome["error"] = Failure(EXIT_UNREACHABLE, "SearXNG", f"no results for {query!r}; engines unresponsive: {engines}",
+        outcome["error"] = Failure(EXIT_UNREACHABLE, "SearXNG", f"no results for {query!r}; engines unresponsive: "
+                                   f"{engine_list(outcome['unresponsive'])}",
                                    "the search engines behind SearXNG are failing: check its logs", status=200)
     return outcome
 
@@ -855,9 +855,15 @@ def firecrawl_scrape(cfg, url, full_page):
     return {"markdown": markdown, "metadata": metadata}
 
 
+def meta_text(metadata, *keys):
+    """The first of these metadata fields that is set, as one clean line (a list gives its first item)."""
+    value = next((metadata.get(k) for k in keys if metadata.get(k)), None)
+    return one_line(clean_text(value[0] if isinstance(value, list) else value)[0])
+
+
 def page_failure(data, metadata, words):
     """The failure kind of a scraped page (challenge, error status, empty), most telling first."""
-    title = str(metadata.get("title") or "")
+    title = meta_text(metadata, "title")
     status = metadata.get("statusCode")
     if CHALLENGE.search(title) or (words < SHORT_WORDS and CHALLENGE.search(data[:5000].decode("utf-8", "ignore"))):
         return PageFailure("blocked", f"bot challenge or interstitial page ({title or 'no title'})")
@@ -1368,6 +1374,11 @@ def record_search(store, outcomes, results):
     return [e["q"] for e in new]
 
 
+def engine_list(unresponsive):
+    """brave (timeout), qwant: engines with SearXNG's reason when it gave one."""
+    return ", ".join(f"{e} ({why})" if why else e for e, why in unresponsive.items())
+
+
 def unresponsive_engines(outcomes):
     engines = {}
     for outcome in outcomes:
@@ -1418,7 +1429,7 @@ def render_hits(results, unresponsive, topic, dropped=()):
     if topic:
         lines.append(f"-- {len(results)} hits, {sum(1 for h in results if not h.get('seen'))} new to the topic")
     if unresponsive:
-        lines.append("-- unresponsive engines: " + ", ".join(f"{e} ({r})" for e, r in unresponsive.items()))
+        lines.append("-- unresponsive engines: " + engine_list(unresponsive))
     if dropped:
         reasons = {}
         for row in dropped:
@@ -1484,11 +1495,6 @@ def page_published(metadata, fallback=None):
     return fallback
 
 
-def page_site(metadata):
-    value = next((metadata.get(k) for k in SITE_KEYS if metadata.get(k)), None)
-    return one_line(clean_text(value[0] if isinstance(value, list) and value else value)[0])
-
-
 def prepare_page(result, url, query, relevance, published=None):
     """(header, body as UTF-8 bytes, title, words, flags) for a scraped page, or a PageFailure;
     `published`: the day a search hit gave, used when the page's metadata has none."""
@@ -1498,7 +1504,7 @@ def prepare_page(result, url, query, relevance, published=None):
     failure = page_failure(body, metadata, words)
     if failure:
         raise failure
-    title = one_line(clean_text(metadata.get("title"))[0])
+    title = meta_text(metadata, "title")
     flags = content_flags(body, title, removed, words)
     status = " ".join(str(metadata.get(k) or "") for k in ("statusCode", "contentType")).strip()
     extra = [("title", title), ("status", status)]
@@ -1506,7 +1512,7 @@ def prepare_page(result, url, query, relevance, published=None):
     if isinstance(final, str) and url_key(final) != url_key(url):
         extra.append(("redirected", final))
     extra += [("flags", ", ".join(flags)), ("published", page_published(metadata, published)),
-              ("site", page_site(metadata))]
+              ("site", meta_text(metadata, *SITE_KEYS))]
     header = render_header(url, query, now_utc().strftime("%Y-%m-%d"), relevance, extra)
     return header, body, title, words, flags
 
@@ -2067,9 +2073,9 @@ def run_facts(events):
     """Where the latest run of a topic stands, from its ledger; None when no run was started.
 
     {"run", "goal", "options", "synthesis", "round" (searched so far), "scraped" (the latest round
-    was scraped), "saved" and "reused" (page names saved in the run / found already saved), "new"
-    (new hits of the latest round), "limit" (--limit of the next scrape), "stop" (stop rules met),
-    "retry" ([url, kind] of failed picks worth another try), "requests", "words"}
+    was scraped), "saved" and "reused" (page names saved in the run / found already saved), "limit"
+    (--limit of the next scrape), "stop" (stop rules met), "retry" ([url, kind] of failed picks worth
+    another try), "requests", "words"}
     """
     init = next((e for e in reversed(events) if e.get("command") == "init"), None)
     if init is None:
@@ -2086,8 +2092,7 @@ def run_facts(events):
                                    ("max rounds", scraped and round_no >= (options.get("max_rounds") or 1)),
                                    ("no new hits", round_no > 0 and new == 0)) if met]
     next_round = round_no + 1 if scraped or not round_no else round_no
-    in_round = sum(1 for e in saved if e.get("round") == next_round)
-    limit = max(0, round_share(options, len(saved) - in_round, next_round) - in_round)
+    limit = round_share(options, len(saved), next_round)
     outcome = {}
     for event in scrapes:
         outcome[url_key(event.get("url") or "")] = event
@@ -2095,7 +2100,7 @@ def run_facts(events):
              e.get("kind") in RETRYABLE]
     return {"run": init.get("run"), "goal": init.get("goal"), "options": options,
             "synthesis": init.get("synthesis") or f"{text_slug(init.get('goal') or '')}-synthesis.md",
-            "round": round_no, "scraped": scraped, "new": new, "limit": limit, "stop": stop, "retry": retry,
+            "round": round_no, "scraped": scraped, "limit": limit, "stop": stop, "retry": retry,
             "saved": list(dict.fromkeys(os.path.basename(e["path"]) for e in saved)),
             "reused": list(dict.fromkeys(os.path.basename(e["path"]) for e in scrapes
                                          if e.get("reason") == "already saved" and e.get("path"))),
@@ -2459,6 +2464,9 @@ def cmd_manifest(args, cfg):
                 existing = handle.read().decode("utf-8")
         except FileNotFoundError:
             existing = None
+        except (OSError, UnicodeDecodeError) as err:   # kept: it may hold a person's edits outside the markers
+            raise usage_error(f"cannot read {display_path(path)} ({getattr(err, 'strerror', None) or err})",
+                              "save it as UTF-8 text, or move it away and run manifest again")
         try:
             atomic_write(path, merge_manifest(existing, block).encode("utf-8"))
         except OSError as err:
@@ -3481,7 +3489,7 @@ def export_key(topic, number):
 
 
 def export_entries(store, cited_in=None):
-    """[{"key", "n", "title", "url", "accessed", "published", "site", "topic"}] of the saved pages, by
+    """[{"key", "title", "url", "accessed", "published", "site", "topic"}] of the saved pages, by
     number; with `cited_in` (a synthesis of the topic), only the pages it cites."""
     numbers = source_numbers(store.events(), store.web_dir)
     pages = {os.path.basename(p): p for p in store.refresh()[0].values()}
@@ -3492,7 +3500,7 @@ def export_entries(store, cited_in=None):
     entries = []
     for name in names:
         fields = read_header(pages[name])
-        entries.append({"key": export_key(store.topic, numbers[name]), "n": numbers[name], "url": fields.get("source"),
+        entries.append({"key": export_key(store.topic, numbers[name]), "url": fields.get("source"),
                         "title": fields.get("title") or fields.get("source"), "accessed": fields.get("fetched"),
                         "published": fields.get("published"), "site": fields.get("site"), "topic": store.topic})
     return entries

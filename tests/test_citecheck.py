@@ -499,3 +499,83 @@ def test_sentences_are_cut_where_a_reader_would(text, sentences):
 ])
 def test_quotations_are_found_with_their_marks(text, quotes):
     assert web.find_quotes(text) == quotes
+
+
+def test_a_link_labelled_in_words_is_not_held_to_a_number(check):
+    wrong = ["label-mismatch", "wrong-number"]   # the answer cites the page as [1]
+    for label, errors in (("2", wrong), ("C1", wrong), ("c1", []), ("the report", [])):
+        result = check(synthesis(f"- Reefs recover within two seasons [{label}](web/reef.md)."))
+        assert kinds(result.errors) == errors, label
+
+
+def test_the_report_counts_both_kinds_of_failed_quote_and_lists_the_unchecked(run, md_root):
+    topic = topic_on_disk(md_root)
+    path = topic / "reefs-synthesis.md"
+    path.write_text(synthesis(f'- "The reef had recovered within three seasons" {REEF1}.\n'
+                              f'- Lopez said "the recovery was faster than any model had predicted" {CENSUS2}.\n'
+                              f'- "Surveys counted many colonies on every plot" [5](web/gone.md).',
+                              reliability='They wrote "water temperatures peaked at 31.5 °C in March" without a link.'),
+                    encoding="utf-8")
+    lines = run("cite-check", path).out.splitlines()
+    assert ("coverage: 5 sentences, 3 with a citation · quotes: 0 verified, 3 failed, 0 exempt (≤3 words), 1 unchecked "
+            "· numbers: 0 verified, 0 derived, 0 not found") in lines
+    assert '  unchecked quote, line 14: "Surveys counted many colonies on every plot" — its citation is broken' in lines
+    answer = run("cite-check", path, "--json").json
+    assert {e["kind"] for e in answer["errors"]} >= {"quote-not-found", "quote-no-citation", "broken-link"}
+    assert all(set(w) == {"line", "kind", "message"} for w in answer["warnings"] + answer["errors"])
+
+
+def test_a_speaker_the_page_does_not_name_is_a_warning_in_json_too(run, md_root):
+    topic = topic_on_disk(md_root)
+    path = topic / "reefs-synthesis.md"
+    path.write_text(synthesis(f'- Dr. Smith said "the recovery was faster than any model had predicted" {REEF1}.'),
+                    encoding="utf-8")
+    answer = run("cite-check", path, "--json").json
+    assert answer["ok"] is True and [w for w in answer["warnings"] if w["kind"] != "never-cited"] == [
+        {"line": 12, "kind": "speaker-not-in-page", "message": "the cited page does not mention Dr. Smith"}]
+
+
+def test_a_synthesis_without_findings_is_told_what_it_needs(check):
+    result = check(synthesis("x").replace("## Findings\n\nx\n", ""))
+    assert (1, "no-findings", "no findings: the synthesis needs a '## Findings' list") in result.errors
+
+
+def test_a_wrong_derivation_says_what_the_arithmetic_gives(check):
+    result = check(synthesis(f"- Colonies grew by 270 (= 1,240 − 980) {REEF1}.\n"
+                             f"- Colonies grew by 260 (= 1,240 − 980) {REEF1}.\n"
+                             f"- Colonies grew by 250 (= 1,240 − colonies) {REEF1}."))
+    assert [m for _, k, m in result.errors if k == "wrong-derivation"] == [
+        "derived number 270: (= 1,240 − 980) gives 260", "derived number 250: (= 1,240 − colonies) is not arithmetic"]
+
+
+def test_an_evidence_table_that_cannot_be_written_is_a_clear_error(run, md_root):
+    topic = topic_on_disk(md_root)
+    path = topic / "reefs-synthesis.md"
+    path.write_text(synthesis(f"- Surveys counted 1,240 colonies {REEF1}."), encoding="utf-8")
+    (topic / "reefs-evidence.md").mkdir()
+    r = run("cite-check", path, "--evidence")
+    assert r.code == web.EXIT_CONFIG and r.err.startswith(
+        f"web.py: storage: cannot write {web.display_path(topic / 'reefs-evidence.md')} (")
+
+
+def test_export_of_a_synthesis_that_cites_no_saved_page(run, md_root):
+    topic = topic_on_disk(md_root)
+    path = topic / "reefs-synthesis.md"
+    path.write_text(synthesis("- Nothing cited here.", answer="Nothing cited here either."), encoding="utf-8")
+    r = run("export", "--topic", "reefs", "--format", "ris", "--cited-in", path)
+    assert r.code == web.EXIT_USAGE and r.err == ("web.py: usage: no saved sources to export in topic 'reefs' cited by "
+                                                  "the synthesis — cite saved pages in it first\n")
+
+
+def test_export_to_a_file_that_cannot_be_written(run, md_root, tmp_path):
+    topic_on_disk(md_root)
+    (tmp_path / "refs.bib").mkdir()
+    r = run("export", "--topic", "reefs", "--format", "bibtex", "--out", tmp_path / "refs.bib")
+    assert r.code == web.EXIT_CONFIG and r.err.startswith(
+        f"web.py: storage: cannot write {web.display_path(tmp_path / 'refs.bib')} (")
+
+
+def test_an_untitled_page_is_exported_under_its_url(run, md_root):
+    topic_on_disk(md_root)
+    ris = run("export", "--topic", "reefs", "--format", "ris").out
+    assert "TI  - https://reef.example/\r\n" in ris and "Y2  - 2026/12/01\r\n" in ris

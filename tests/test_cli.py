@@ -49,19 +49,20 @@ def test_bad_input_is_one_line_and_exit_2(cli, argv, env, code, text):
     assert len(r.err.strip().splitlines()) == 1 and "Traceback" not in r.err and r.out == ""
 
 
-def test_json_mode_prints_valid_json_even_on_config_errors(cli):
-    r = cli("search", "q", "--json", env={"SEARXNG_PORT": "abc"})
+def test_json_mode_prints_valid_json_even_on_config_errors(run, monkeypatch):
+    monkeypatch.setenv("SEARXNG_PORT", "abc")
+    r = run("search", "q", "--json")
     assert r.code == 2 and json.loads(r.out) == {
         "schema": "web.search/2", "ok": False, "errors": [{"service": "config", "code": 2, "error": (
             "config: SEARXNG_PORT='abc' is not valid — set a port number from 1 to 65535")}]}
 
 
-def test_cite_check_usage_errors_keep_cite_checks_error_shape(cli, tmp_path):
-    r = cli("cite-check", tmp_path / "missing-synthesis.md", "--json")
+def test_cite_check_usage_errors_keep_cite_checks_error_shape(run, tmp_path):
+    r = run("cite-check", tmp_path / "missing-synthesis.md", "--json")
     answer = json.loads(r.out)
     assert r.code == 2 and answer["schema"] == "web.cite-check/2" and answer["ok"] is False
     assert answer["errors"] == [{"line": 0, "kind": "usage", "message": answer["errors"][0]["message"]}]
-    assert answer["errors"][0]["message"].startswith("usage: cannot read ")
+    assert answer["errors"][0]["message"].startswith("usage: cannot read ") and r.err == f"web.py: {answer['errors'][0]['message']}\n"
 
 
 @pytest.mark.parametrize("command", sorted(web.COMMANDS))

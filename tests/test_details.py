@@ -251,3 +251,333 @@ def test_init_for_a_person_lists_the_budget_paths_and_corpus(run, md_root):
     assert out[1:] == ["  budget: 5 pages in up to 2 rounds (--deep); round 1: --limit 3", f"  pages: {shown}/web/",
                        f"  synthesis: {shown}/why-is-the-sea-salty-synthesis.md",
                        f"  corpus C1: {shown}/a-log.md", f"  corpus C2: {shown}/b-notes.md"]
+
+
+# --- a second pass of mutation testing: what no test pinned yet ------------------------------------
+
+def test_a_lowercase_letter_before_a_full_stop_ends_the_sentence_but_an_initial_does_not():
+    assert web.sentence_spans("See the cell a. Then more.", []) == [(0, 16), (16, 26)]
+    assert web.sentence_spans("Ask J. Smith now. Then more.", []) == [(0, 18), (18, 28)]
+
+
+def test_a_table_rule_without_a_header_row_keeps_the_paragraph_above_it():
+    blocks, _ = web.outline("# T\n\nA paragraph line\n|---|---|\n| a | b |\n")
+    assert [(b.kind, b.line, b.text) for b in blocks] == [("paragraph", 3, "A paragraph line"),
+                                                          ("row", 5, "| a | b |")]
+
+
+def test_a_synthesis_may_start_with_a_blank_line():
+    blocks, _ = web.outline("\n# T\n\nText [1](web/a.md).\n")
+    assert [(b.kind, b.line, b.text) for b in blocks] == [("paragraph", 4, "Text [1](web/a.md).")]
+
+
+def test_titles_keep_comparisons_that_are_not_tags():
+    assert web.clean_text("2 < 3 and 5 > 4: <b>bold</b> &lt;tag&gt; <!-- c -->done") == \
+        ("2 < 3 and 5 > 4: bold <tag> done", 0)
+
+
+def test_a_cut_snippet_drops_the_space_before_its_ellipsis():
+    assert web.clean_text("a" * 8 + " bcdef", 10) == ("a" * 8 + "…", 0)
+
+
+def test_an_empty_quote_pair_does_not_hide_the_quote_after_it():
+    assert web.find_quotes('say "" then "a b"') == [(12, 17, "a b")]
+
+
+def test_a_connect_timeout_is_reported_as_a_timeout(monkeypatch):
+    import socket
+    import urllib.error
+
+    class Opener:
+        def open(self, request, timeout):
+            raise urllib.error.URLError(socket.timeout("timed out"))
+    monkeypatch.setattr(web, "_get_opener", lambda: Opener())
+    with pytest.raises(web._Transient) as err:
+        web._request_once("GET", "http://127.0.0.1:9/", None, {}, 1, 100)
+    assert err.value.timed_out and err.value.what == "did not answer in time"
+
+
+def test_a_body_that_stalls_is_a_timeout(run, searx, monkeypatch):
+    monkeypatch.setenv("WEB_TIMEOUT", "0.3")
+    monkeypatch.setenv("WEB_RETRIES", "0")
+    searx.fail_next(Reply(200, b'{"query": "q", "results": []}', trickle=1.0))
+    r = run("search", "q")
+    assert r.code == web.EXIT_UNREACHABLE and r.err == (
+        f"web.py: SearXNG: at {searx.url} did not answer within 0.3 s (1 attempt) — is the box overloaded? check it, "
+        f"or raise WEB_TIMEOUT\n")
+
+
+def test_box_failures_carry_their_kind_in_the_batch(run, fire, monkeypatch):
+    monkeypatch.setenv("WEB_RETRIES", "0")
+    monkeypatch.setenv("WEB_TIMEOUT", "0.3")
+    fire.fail_next(Reply(200, b"{}", delay=1.0))
+    r = run("scrape", "https://a.org/1", "--topic", "t", "--json")
+    assert r.code == web.EXIT_UNREACHABLE and [f["kind"] for f in r.json["failed"]] == ["timeout"]
+    fire.fail_next(Reply(503, b"{}"))
+    r = run("scrape", "https://a.org/2", "--topic", "t", "--json")
+    assert r.code == web.EXIT_UNREACHABLE and r.json["failed"] == [
+        {"url": "https://a.org/2", "kind": "http", "error": f"Firecrawl: at {fire.url} answered HTTP 503 (1 attempt) — "
+                                                           f"the service is failing: check its logs on the webtools box"}]
+
+
+def test_searxng_limiter_429_is_configuration(run, searx, monkeypatch):
+    monkeypatch.setenv("WEB_RETRIES", "0")
+    searx.fail_next(Reply(429, b"Too Many Requests", content_type="text/plain"))
+    r = run("search", "q")
+    assert r.code == web.EXIT_CONFIG and r.err == (
+        "web.py: SearXNG: its limiter refused the request (429 Too Many Requests, 1 attempt) — let this client "
+        "through: add its address to pass_ip in limiter.toml, or set server.limiter: false on a private instance\n")
+
+
+def test_a_page_firecrawl_answers_without_json_fails_as_http(run, fire):
+    fire.set_page("https://a.org/1", Reply(200, b"<html>login</html>", content_type="text/html"))
+    r = run("scrape", "https://a.org/1", "--topic", "t", "--json")
+    assert r.json["failed"][0]["kind"] == "http" and r.json["failed"][0]["error"] == (
+        "Firecrawl: sent something that is not JSON (HTTP 200): '<html>login</html>' — is something else answering "
+        "on that port (a proxy or a login page)?")
+
+
+@pytest.mark.parametrize("reply, kind, error", [
+    (Reply(408, {"success": False, "code": "SCRAPE_TIMEOUT", "error": "Scrape timed out"}), "timeout",
+     "Firecrawl: Scrape timed out"),
+    (Reply(200, {"success": False, "code": "SCRAPE_TIMEOUT", "error": "Scrape timed out"}), "timeout",
+     "Firecrawl: Scrape timed out"),
+    (Reply(404, {"success": False, "error": "Not found"}), "http", "Firecrawl answered HTTP 404: Not found"),
+])
+def test_firecrawl_verdicts_on_a_page(run, fire, reply, kind, error):
+    fire.set_page("https://a.org/1", reply)
+    r = run("scrape", "https://a.org/1", "--topic", "t", "--json")
+    assert r.code == 1 and [(f["kind"], f["error"]) for f in r.json["failed"]] == [(kind, error)]
+    assert len(fire.requests) == 1   # a verdict is not retried
+
+
+def test_a_refused_key_names_the_variable(run, fire, monkeypatch):
+    monkeypatch.setenv("FIRECRAWL_API_KEY", "wrong")
+    fire.fail_next(Reply(401, {"success": False, "error": "Unauthorized"}))
+    r = run("scrape", "https://a.org/1")
+    assert r.code == web.EXIT_CONFIG and r.err == ("web.py: Firecrawl: refused FIRECRAWL_API_KEY (HTTP 401) — set the "
+                                                   "key the box expects in FIRECRAWL_API_KEY\n")
+
+
+def test_a_500_with_a_broken_json_body_is_retried(run, fire, monkeypatch):
+    monkeypatch.setenv("WEB_RETRIES", "1")
+    monkeypatch.setattr(web, "backoff_delay", lambda attempt, retry_after: 0)
+    fire.fail_next(Reply(500, b"{broken"))
+    assert run("scrape", "https://a.org/1", "--topic", "t").code == 0 and len(fire.requests) == 2
+
+
+def test_requests_say_what_they_accept(run, searx):
+    run("search", "q")
+    headers = searx.requests[0]["headers"]
+    assert headers["Accept"] == "text/html, application/json;q=0.9" and headers["Accept-Encoding"] == "gzip"
+
+
+def test_searxng_answering_html_with_200_is_not_json(run, searx):
+    searx.fail_next(Reply(200, b"<html>hi</html>", content_type="text/html"))
+    r = run("search", "q")
+    assert r.code == web.EXIT_CONFIG and r.err.startswith("web.py: SearXNG: ")
+
+
+def test_no_results_with_unresponsive_engines_names_them(run, searx):
+    searx.set_results("q", [], unresponsive=[["brave", "timeout"], ["lonely"]])
+    r = run("search", "q")
+    assert r.code == web.EXIT_UNREACHABLE and r.err == ("web.py: SearXNG: no results for 'q'; engines unresponsive: "
+                                                        "brave (timeout), lonely — the search engines behind SearXNG "
+                                                        "are failing: check its logs\n")
+
+
+def test_engines_of_a_hit_found_by_several_queries_are_merged():
+    hit = {"key": "k", "url": "https://a.org/", "engines": ["x"]}
+    fused = web.fuse_hits([{"query": "a", "hits": [dict(hit, position=2)]},
+                           {"query": "b", "hits": [dict(hit, engines=["y", "x"], position=1)]}])
+    assert (fused[0]["engines"], fused[0]["queries"], fused[0]["position"]) == (["x", "y"], ["a", "b"], 1)
+
+
+def test_a_bad_site_is_named_with_its_option(run, searx):
+    r = run("search", "q", "--site", "not a domain")
+    assert r.code == web.EXIT_USAGE and r.err == ("web.py: usage: --site: 'not a domain' is not a domain — write a "
+                                                  "host name such as example.org (its subdomains are included)\n")
+    assert searx.requests == []
+
+
+def test_one_site_is_one_request_and_the_query_keeps_its_own_wording(run, searx):
+    searx.set_results("q site:a.org", [make_hit("https://a.org/1")])
+    r = run("search", "q", "--site", "a.org", "--json")
+    assert set(searx.queries_seen()) == {"q site:a.org"} and r.json["queries"] == {"1": "q"}
+
+
+def test_a_topic_that_does_not_exist_when_there_are_none(run, md_root):
+    r = run("status", "--topic", "t")
+    assert r.code == web.EXIT_USAGE and r.err == (f"web.py: usage: there is no topic 't' in "
+                                                  f"{web.display_path(md_root)} — start one with web.py init\n")
+
+
+def test_status_of_a_one_round_run_with_a_scope_a_policy_and_a_corpus(run, md_root):
+    run("init", "g", "--topic", "t", "--site", "a.org", "--exclude-site", "b.org", "--with-corpus")
+    (md_root / "t" / "sources.txt").write_text("block c.org\n", encoding="utf-8")
+    answer = run("status", "--topic", "t", "--json").json
+    assert (answer["corpus"], answer["site"], answer["exclude_site"]) == (True, ["a.org"], ["b.org"])
+    lines = run("status", "--topic", "t").out.splitlines()
+    assert lines[1] == "round 0 · 0 of 12 pages saved · next --limit 12"
+    assert lines[3:5] == ["scope: --site a.org --exclude-site b.org",
+                          f"source policy: {web.display_path(md_root / 't' / 'sources.txt')}"]
+
+
+def test_the_manifest_shows_a_run_scoped_by_site_alone(run, searx, md_root):
+    run("init", "g", "--topic", "t", "--site", "a.org")
+    run_id = web.read_ledger(md_root / "t" / "web" / "_ledger.jsonl")[0]["run"]
+    run("manifest", "--topic", "t")
+    text = (md_root / "t" / "web" / "_manifest.md").read_text(encoding="utf-8")
+    assert f"## Source scope\n\n- run {run_id}: --site a.org\n" in text
+
+
+def test_manifest_cells_escape_what_would_break_the_table_or_render_as_html(run, searx, md_root):
+    searx.set_results("q", [make_hit("https://a.org/1", title="a | b <script>x</script>")])
+    run("search", "q", "--topic", "t")
+    run("manifest", "--topic", "t")
+    text = (md_root / "t" / "web" / "_manifest.md").read_text(encoding="utf-8")
+    assert "[a \\| b x](https://a.org/1)" in text
+    assert web.cell("<b> | x") == "&lt;b&gt; \\| x" and web.cell("") == "–"
+
+
+def test_the_manifest_lists_a_mirror_skipped_as_a_duplicate_and_a_failed_hand_scrape(run, searx, fire, md_root):
+    for url in ("https://a.org/1", "https://mirror.org/1"):
+        fire.set_page(url, page_body(url, article_markdown(), title="A page"))
+    r = run("scrape", "https://a.org/1", "https://mirror.org/1", "https://a.org/1?utm_source=x", "--topic", "t",
+            "--workers", "1", "--json")
+    assert [(s["reason"], s["url"]) for s in r.json["skipped"]] == [("duplicate", "https://mirror.org/1"),
+                                                                    ("duplicate candidate", "https://a.org/1?utm_source=x")]
+    fire.set_page("https://dead.org/", Reply(404, {"success": False, "error": "Not found"}))
+    run("scrape", "https://dead.org/", "--topic", "t")
+    run("manifest", "--topic", "t")
+    text = (md_root / "t" / "web" / "_manifest.md").read_text(encoding="utf-8")
+    rows = text.split("## Other candidates")[1].split("\n## ")[0]
+    assert "| 0 | – | [https://mirror.org/1](https://mirror.org/1) | – | skipped: duplicate |" in rows
+    assert ("| 0 | – | [https://dead.org/](https://dead.org/) | – | failed (may retry): http: Firecrawl answered HTTP "
+            "404: Not found |") in rows
+
+
+def test_a_manifest_that_cannot_be_written_is_a_clear_error(run, fire, md_root):
+    run("scrape", "https://a.org/1", "--topic", "t")
+    manifest = md_root / "t" / "web" / "_manifest.md"
+    manifest.mkdir()
+    r = run("manifest", "--topic", "t")
+    assert r.code == web.EXIT_USAGE and r.err == (f"web.py: usage: cannot read {web.display_path(manifest)} (Is a "
+                                                  f"directory) — save it as UTF-8 text, or move it away and run "
+                                                  f"manifest again\n")
+    manifest.rmdir()
+    manifest.write_bytes(b"caf\xe9 notes\n")
+    r = run("manifest", "--topic", "t")
+    assert r.code == web.EXIT_USAGE and "can't decode byte 0xe9" in r.err and manifest.read_bytes() == b"caf\xe9 notes\n"
+
+
+def test_picks_may_be_plain_urls_and_take_the_query_given_on_the_command_line(run, fire, md_root, tmp_path):
+    picks = tmp_path / "picks.json"
+    picks.write_text(json.dumps(["https://a.org/1", {"url": "https://b.org/2", "query": "own"}]), encoding="utf-8")
+    run("scrape", "--from", picks, "--query", "given", "--relevance", "why", "--topic", "t")
+    headers = [web.read_header(p) for p in sorted((md_root / "t" / "web").glob("*-org-*.md"))]
+    assert [(h["source"], h["query"], h["relevance"]) for h in headers] == [
+        ("https://a.org/1", "given", "why"), ("https://b.org/2", "own", "why")]
+
+
+def test_a_saved_page_without_a_relevance_says_none(run, fire, md_root):
+    run("scrape", "https://a.org/1", "--topic", "t")
+    page = next((md_root / "t" / "web").glob("a-org-1.md")).read_text(encoding="utf-8")
+    assert "> relevance: (none)\n" in page
+
+
+def test_firecrawl_metadata_that_shapes_the_header(run, fire, md_root):
+    body = page_body("https://a.org/1", article_markdown(), title=["First title", "second"])
+    body["data"]["metadata"]["url"] = "https://a.org/moved"
+    fire.set_page("https://a.org/1", Reply(200, body))
+    path = run("scrape", "https://a.org/1", "--topic", "t", "--json").json["saved"][0]["path"]
+    header = web.read_header(md_root / "t" / "web" / os.path.basename(path))
+    assert (header["title"], header["redirected"]) == ("First title", "https://a.org/moved")
+
+
+@pytest.mark.parametrize("title, status, words, failure", [
+    ("Just a moment...", 200, 2000, ("blocked", "bot challenge or interstitial page (Just a moment...)")),
+    ("A page", 400, 2000, ("target-status", "the site answered 400")),
+    ("A page", 399, 2000, None),
+])
+def test_what_makes_a_scraped_page_a_failure(run, fire, title, status, words, failure):
+    fire.set_page("https://a.org/1", page_body("https://a.org/1", article_markdown(words=words), title=title,
+                                               status=status))
+    r = run("scrape", "https://a.org/1", "--topic", "t", "--json")
+    assert [(f["kind"], f["error"]) for f in r.json.get("failed", [])] == ([failure] if failure else [])
+
+
+def test_no_break_and_ideographic_spaces_separate_words():
+    assert web.count_words("a\u00a0b\u3000c".encode("utf-8")) == 3
+
+
+def test_output_goes_out_as_utf8_whatever_the_console_encoding(monkeypatch):
+    import io
+    raw = io.BytesIO()
+    console = io.TextIOWrapper(raw, encoding="cp1252")
+    monkeypatch.setattr(sys, "stdout", console)
+    web.write_out("산호초 — 珊瑚\n")
+    console.flush()
+    assert raw.getvalue() == "산호초 — 珊瑚\n".encode("utf-8")
+
+
+@pytest.mark.parametrize("url, slug", [
+    ("https://a.org/docs/X", "a-org-docs-x"), ("https://a.org/docs/x/", "a-org-docs-x"), ("https://你好/", "xn-6qq79v"),
+])
+def test_url_slugs_keep_what_names_the_page(url, slug):
+    assert web.url_slug(url) == slug
+
+
+def test_url_keys_only_drop_the_final_slash():
+    assert web.url_key("https://a.org/X/") == web.url_key("https://a.org/X") != web.url_key("https://a.org/")
+
+
+@pytest.mark.parametrize("goal, slug", [
+    ("abc", "abc"), ("ab", "ab-" + __import__("hashlib").sha256(b"ab").hexdigest()[:8]),
+    ("a" * 50 + " " + "b" * 50, "a" * 50),
+])
+def test_goal_slugs_at_their_edges(goal, slug):
+    assert web.text_slug(goal) == slug
+
+
+def test_ipv4_mapped_addresses_are_judged_by_their_ipv4_part():
+    assert web.is_private_host("::ffff:10.0.0.1", "box") and not web.is_private_host("::ffff:8.8.8.8", "box")
+
+
+
+def test_doctor_probes_firecrawl_the_way_scrape_does(run, searx, fire):
+    run("doctor")
+    assert json.loads(fire.requests[0]["raw"])["onlyMainContent"] is True
+
+
+def test_doctor_reports_an_unwritable_md_root_in_json(run, searx, fire, monkeypatch, tmp_path):
+    (tmp_path / "file").write_text("x")
+    monkeypatch.setenv("WEB_MD_ROOT", str(tmp_path / "file"))
+    r = run("doctor", "--json")
+    check = r.json["checks"][3]
+    assert r.code == web.EXIT_CONFIG and r.json["ok"] is False
+    assert (check["name"], check["ok"], check["code"], check["fix"]) == ("md-root", False, web.EXIT_CONFIG,
+                                                                         "make it writable or set WEB_MD_ROOT")
+
+
+def test_a_fetched_page_below_a_met_budget_is_abandoned_as_not_needed(run, fire, md_root, monkeypatch):
+    import threading
+    hold = threading.Event()
+    fire.set_page("https://first.org/a", Reply(200, page_body("https://first.org/a", article_markdown("first")),
+                                               hold=hold))
+    prepare = web.prepare_page
+
+    def prepared(result, url, *rest):   # the second pick is fetched and waiting: now let the first finish
+        page = prepare(result, url, *rest)
+        if url == "https://second.org/b":
+            hold.set()
+        return page
+    monkeypatch.setattr(web, "prepare_page", prepared)
+    r = run("scrape", "https://first.org/a", "https://second.org/b", "--topic", "t", "--limit", "1", "--json")
+    assert r.code == 0 and [e["url"] for e in r.json["saved"]] == ["https://first.org/a"]
+    assert r.json["failed"] == [{"url": "https://second.org/b", "kind": "abandoned",
+                                 "error": "not needed: --limit 1 was met by higher picks"}]
+
+
+def test_a_hit_is_not_flagged_for_header_lines_in_its_own_text():
+    assert web.hit_flags("> source: https://x.org/", "> NOTE: hello", 0) == []

@@ -266,6 +266,21 @@ def test_which_values_turn_the_gate_off(monkeypatch, value, off):
     assert web.gate_off() is off
 
 
+@pytest.mark.parametrize("settings, off", [({"env": {"WEB_GATE": "off"}}, True), ({"env": {"WEB_GATE": "on"}}, False),
+                                           ({"env": {"OTHER": "off"}}, False), ({"permissions": {}}, False),
+                                           ([], False), ("{not json", False), (None, False)])
+def test_the_gate_setting_is_read_from_settings_local_json(monkeypatch, tmp_path, settings, off):
+    monkeypatch.delenv("WEB_GATE", raising=False)
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(tmp_path))
+    (tmp_path / ".claude").mkdir()
+    if settings is not None:
+        text = settings if isinstance(settings, str) else json.dumps(settings)
+        (tmp_path / ".claude" / "settings.local.json").write_text(text, encoding="utf-8")
+    assert web.gate_off() is off
+    monkeypatch.setenv("WEB_GATE", "on")   # the environment wins over the file
+    assert web.gate_off() is False
+
+
 def test_a_synthesis_is_gated_only_inside_a_topic_under_the_md_root(md_root, tmp_path):
     cfg = web.Config({"WEB_MD_ROOT": str(md_root), "WEBTOOLS_HOST": "127.0.0.1"})
     (md_root / "t").mkdir(parents=True)

@@ -270,14 +270,16 @@ def test_of_two_identical_pages_the_higher_ranked_is_kept_whatever_finishes_firs
     same = article_markdown("syndicated story")
     fire.set_page("https://original.org/story", Reply(200, page_body("https://original.org/story", same), hold=hold))
     fire.set_page("https://mirror.net/copy", page_body("https://mirror.net/copy", same))
-    release_when_saved(md_root, 1, hold)          # the mirror is saved first
-    r = run("scrape", "https://original.org/story", "https://mirror.net/copy", "--topic", "t", "--json")
+    release_when_saved(md_root, 2, hold)          # the mirror and the third pick are saved first
+    r = run("scrape", "https://original.org/story", "https://mirror.net/copy", "https://third.org/c", "--topic", "t",
+            "--json")
     assert r.code == 0, r
-    assert [(e["n"], e["url"]) for e in r.json["saved"]] == [(1, "https://original.org/story")]
+    assert [(e["n"], e["url"]) for e in r.json["saved"]] == [(1, "https://original.org/story"),
+                                                             (2, "https://third.org/c")]   # no gap for the twin
     skipped = r.json["skipped"]
     assert [(s["url"], s["reason"], s["n"]) for s in skipped] == [("https://mirror.net/copy", "duplicate", 1)]
-    assert saved_files(md_root) == ["original-org-story.md"]
-    assert run("manifest", "--topic", "t", "--json").json["saved"][0]["n"] == 1
+    assert saved_files(md_root) == ["original-org-story.md", "third-org-c.md"]
+    assert [s["n"] for s in run("manifest", "--topic", "t", "--json").json["saved"]] == [1, 2]
 
 
 def test_once_the_budget_is_met_a_straggler_is_abandoned_not_waited_for(run, fire, md_root):
