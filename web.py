@@ -3744,11 +3744,11 @@ COMMANDS = {"search": cmd_search, "scrape": cmd_scrape, "doctor": cmd_doctor, "i
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
-    if argv == ["--version"]:  # the fast path: no parser, no HTTP stack
-        write_out(f"web.py {VERSION}\n")
-        return EXIT_OK
     wants_json = "--json" in argv
     try:
+        if argv == ["--version"]:  # the fast path: no parser, no HTTP stack
+            write_out(f"web.py {VERSION}\n")
+            return EXIT_OK
         try:
             args = build_parser().parse_args(argv)
         except SystemExit as exit_:  # -h and --version

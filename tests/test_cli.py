@@ -112,6 +112,19 @@ def test_every_exit_code_from_a_real_process(cli, searx, fire, tmp_path):
     assert cli("scrape", "https://x.org/a", env=env).code == 5
 
 
+@pytest.mark.parametrize("argv", [["--version"], ["-h"], ["search", "q", "--json"], ["search", "q"]])
+def test_output_into_a_closed_pipe_ends_quietly(searx, argv):
+    """`web.py … | head -1`: the reader is gone before web.py writes; exit 0, nothing on stderr."""
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        proc = subprocess.run([sys.executable, os.path.join(ROOT, "web.py"), *argv], stdout=write,
+                              stderr=subprocess.PIPE, timeout=30)
+    finally:
+        os.close(write)
+    assert (proc.returncode, proc.stderr) == (0, b"")
+
+
 # --- doctor -------------------------------------------------------------------
 
 def test_doctor_passes_against_working_stand_ins(run, searx, fire, monkeypatch):
