@@ -1286,6 +1286,11 @@ def shorter(text, limit=200):
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
+def counted(n, noun):
+    """`1 error`, `2 errors`: counts in messages read as English."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def say_error(line):
     write_out(f"web.py: {line}\n", sys.stderr)
 
@@ -2239,7 +2244,7 @@ def synthesis_status(topic_dir, events):
 def render_synthesis_status(entry):
     """One line a person reads: `x-synthesis.md: passed cite-check on 2026-12-01`."""
     status, when = entry["status"], entry["checked"]
-    said = {"passed": f"passed cite-check on {when}", "failing": f"fails cite-check: {entry['errors']} errors ({when})",
+    said = {"passed": f"passed cite-check on {when}", "failing": f"fails cite-check: {counted(entry['errors'], 'error')} ({when})",
             "changed": f"changed since cite-check ran on {when}: run it again",
             "unchecked": "not checked yet: run cite-check"}[status]
     return f"{entry['file']}: {said}"
@@ -3159,7 +3164,7 @@ def render_check(shown, result):
     if cov["per_source"]:
         lines.append("citations per source: " + " · ".join(
             f"{source_label(result.lookup, rel)} {count}" for rel, count in cov["per_source"].items()))
-    lines.append(f"{'FAIL' if result.errors else 'ok'}: {len(result.errors)} errors, {len(result.warnings)} warnings")
+    lines.append(f"{'FAIL' if result.errors else 'ok'}: {counted(len(result.errors), 'error')}, {counted(len(result.warnings), 'warning')}")
     return "\n".join(lines) + "\n"
 
 
@@ -3386,7 +3391,7 @@ def hook_post(payload, cfg):
     record_check(path, result, True, session=payload.get("session_id"), via="hook")
     if not result.errors:
         return None
-    opening = (f"cite-check found {len(result.errors)} errors in {display_path(path)}: fix each one "
+    opening = (f"cite-check found {counted(len(result.errors), 'error')} in {display_path(path)}: fix each one "
                f"(the check runs again after every edit).")
     return {"decision": "block", "reason": gate_reason(path, result, opening)}
 
@@ -3441,13 +3446,13 @@ def stop_decision(path, mine, session):
     append_events(web_dir, [ledger_event(result.run, "gate", None, event=event, file=name, sha256=sha,
                                          session=session)])
     if event == "released":
-        return {"systemMessage": f"{shown} still fails cite-check ({len(result.errors)} errors) after "
+        return {"systemMessage": f"{shown} still fails cite-check ({counted(len(result.errors), 'error')}) after "
                                  f"{GATE_BLOCKS} attempts to fix it: its quotes and numbers are not verified. "
                                  f"Run: python3 web.py cite-check {shown}"}
     closing = "" if blocks + 1 < GATE_BLOCKS else (
         "\nThis is the last block: if you cannot fix them, end the turn and tell the user that the synthesis "
         "fails cite-check and why.")
-    opening = (f"{shown} fails cite-check ({len(result.errors)} errors): fix them before you end the turn "
+    opening = (f"{shown} fails cite-check ({counted(len(result.errors), 'error')}): fix them before you end the turn "
                f"(block {blocks + 1} of {GATE_BLOCKS}).")
     return {"decision": "block", "reason": gate_reason(path, result, opening, closing)}
 

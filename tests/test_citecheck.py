@@ -327,7 +327,7 @@ def test_the_report_shows_problems_then_coverage(run, md_root):
         "coverage: 6 sentences, 5 with a citation · quotes: 2 verified, 0 failed, 0 exempt (≤3 words), 0 unchecked "
         "· numbers: 1 verified, 0 derived, 1 not found",
         "citations per source: [1] 2 · [2] 1 · [4] 1 · [3] 1",
-        "FAIL: 1 errors, 0 warnings"]
+        "FAIL: 1 error, 0 warnings"]
     answer = run("cite-check", path, "--json").json
     assert answer["schema"] == "web.cite-check/2" and answer["ok"] is False
     assert answer["errors"] == [{"line": 12, "kind": "number-not-found", "message": "number 1,420 is not in web/reef.md"}]
@@ -376,7 +376,7 @@ def test_the_manifest_shows_whether_the_synthesis_passed_at_its_current_content(
     path.write_text(synthesis(f"- Surveys counted 1,420 colonies {REEF1}."), encoding="utf-8")
     assert status() == "- [reefs-synthesis.md](../reefs-synthesis.md) — not checked yet: run cite-check"
     run("cite-check", path)
-    assert status() == f"- [reefs-synthesis.md](../reefs-synthesis.md) — fails cite-check: 1 errors ({today})"
+    assert status() == f"- [reefs-synthesis.md](../reefs-synthesis.md) — fails cite-check: 1 error ({today})"
     path.write_text(synthesis(f"- Surveys counted 1,240 colonies {REEF1}."), encoding="utf-8")
     assert status() == f"- [reefs-synthesis.md](../reefs-synthesis.md) — changed since cite-check ran on {today}: run it again"
     run("cite-check", path)

@@ -185,7 +185,7 @@ def test_dry_run_end_to_end(run, searx, fire, md_root):
         f"{shown}:13: quote \"The Ars Goetia proves 72 spirits are real\" is not in web/plato-example-edu-entries-angels-demons.md",
         f"{shown}:19: citation [1](web/no-such-page.md) points to a file that does not exist",
         f"{shown}:20: finding has no citation to a saved source"], check.out
-    assert check.out.splitlines()[-1] == "FAIL: 3 errors, 1 warnings"
+    assert check.out.splitlines()[-1] == "FAIL: 3 errors, 1 warning"
     assert run("status", "--topic", TOPIC, "--json").json["synthesis"] == {
         "path": shown, "status": "failing", "errors": 3, "checked": f"{web.now_utc():%Y-%m-%d}"}
 

@@ -1,0 +1,188 @@
+#!/usr/bin/env python3
+"""The cite-check gate in the real Claude Code client, offline, with a scripted model.
+
+Not a test (pytest does not collect it; it needs the client and Linux network namespaces):
+
+    npm install @anthropic-ai/claude-code          # a development tool, not a requirement
+    python3 tests/client_gate.py --claude node_modules/.bin/claude
+
+It copies the project (its tracked files) to a temporary folder, saves one page from the
+stand-ins, and runs `claude -p` against a scripted Anthropic API on 127.0.0.1. The model writes
+a synthesis with an invented quote; the project's own .claude/settings.json hooks must stop it.
+Everything runs under `unshare --net` (root, or unprivileged user namespaces): the only network
+there is loopback, so neither the client nor anything it starts can reach another address.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+TESTS = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(TESTS)
+sys.path.insert(0, TESTS)
+
+from standins import FirecrawlStandIn, SearxngStandIn, demo_box  # noqa: E402
+
+SYNTHESIS = "md/demo/how-do-tide-pools-work-synthesis.md"
+INVENTED, TRUE = "keep seawater all year round", "hold seawater when the tide goes out"
+DRAFT = f"""# How do tide pools work
+
+> goal: how do tide pools work
+> topic: demo
+
+## Summary
+
+Tide pools are "rocky hollows that {INVENTED}" [1](web/example-org-tides.md).
+
+## Findings
+
+- The shore divides into "the splash zone, the high zone, the middle zone and the low zone" [1](web/example-org-tides.md).
+
+## Sources
+
+1. Understanding Tide Pools — https://example.org/tides — [web/example-org-tides.md](web/example-org-tides.md)
+"""
+WRITE = ("tool", "Write", {"file_path": SYNTHESIS, "content": DRAFT})
+FIX = ("tool", "Edit", {"file_path": SYNTHESIS, "old_string": INVENTED, "new_string": TRUE})
+SCENARIOS = {   # what the scripted model does, one step per request; what must happen
+    "fixes after the PostToolUse block": [WRITE, FIX, ("text", "Fixed.")],
+    "tries to stop, blocked, fixes": [WRITE, ("text", "Done."), FIX, ("text", "Fixed.")],
+    "never fixes: 3 blocks, then the user is told": [WRITE] + [("text", f"Done ({i}).") for i in range(4)],
+}
+
+
+class ScriptedModel(BaseHTTPRequestHandler):
+    """Answers /v1/messages from a script (steps with tools; anything else gets "ok") and keeps
+    the conversation the client sent with each scripted request."""
+    protocol_version = "HTTP/1.1"
+    script, seen = [], []
+
+    def log_message(self, *args):
+        pass
+
+    def do_POST(self):
+        request = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+        step = ("text", "ok")
+        if request.get("tools") and self.path.startswith("/v1/messages") and "count_tokens" not in self.path:
+            step = self.script.pop(0) if self.script else ("text", "Nothing more.")
+            self.seen.append(json.dumps(request["messages"], ensure_ascii=False))
+        body = sse(step) if request.get("stream") else json.dumps({"input_tokens": 1}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream" if request.get("stream") else "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+def sse(step):
+    """A streamed Messages API answer holding one text block or one tool call."""
+    if step[0] == "tool":
+        block = {"type": "tool_use", "id": f"toolu_{id(step)}", "name": step[1], "input": {}}
+        delta, stop = {"type": "input_json_delta", "partial_json": json.dumps(step[2])}, "tool_use"
+    else:
+        block, delta, stop = {"type": "text", "text": ""}, {"type": "text_delta", "text": step[1]}, "end_turn"
+    message = {"id": "msg", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5", "content": [],
+               "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1}}
+    events = [("message_start", {"message": message}),
+              ("content_block_start", {"index": 0, "content_block": block}),
+              ("content_block_delta", {"index": 0, "delta": delta}),
+              ("content_block_stop", {"index": 0}),
+              ("message_delta", {"delta": {"stop_reason": stop, "stop_sequence": None}, "usage": {"output_tokens": 1}}),
+              ("message_stop", {})]
+    return "".join(f"event: {name}\ndata: {json.dumps(dict(type=name, **data))}\n\n" for name, data in events).encode()
+
+
+def project_copy(folder):
+    """The project's tracked files, and topic `demo` with page [1] saved from the stand-ins."""
+    names = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
+    for name in filter(None, names.decode().split("\0")):
+        os.makedirs(os.path.join(folder, os.path.dirname(name)), exist_ok=True)
+        shutil.copy2(os.path.join(ROOT, name), os.path.join(folder, name))
+    searx, fire = SearxngStandIn(), FirecrawlStandIn()
+    demo_box(searx, fire)
+    env = dict(os.environ, WEBTOOLS_HOST="127.0.0.1", SEARXNG_URL=searx.url, FIRECRAWL_URL=fire.url)
+    web = [sys.executable, "web.py"]
+    subprocess.run(web + ["init", "how do tide pools work", "--topic", "demo", "--max-sources", "2"],
+                   cwd=folder, env=env, capture_output=True, check=True)
+    with open(os.path.join(folder, "md/demo/web/_picks-1.json"), "w", encoding="utf-8") as handle:
+        json.dump([{"url": "https://example.org/tides", "relevance": "A field guide to tide pools"}], handle)
+    subprocess.run(web + ["scrape", "--topic", "demo", "--from", "md/demo/web/_picks-1.json", "--limit", "1"],
+                   cwd=folder, env=env, capture_output=True, check=True)
+    searx.close()
+    fire.close()
+
+
+def run_client(claude, folder, home, port, steps):
+    """Run `claude -p` once with the scripted model; (client's answer, texts it sent to the model)."""
+    ScriptedModel.seen = []   # the client's file tools take absolute paths
+    ScriptedModel.script = [step[:2] + ({**step[2], "file_path": os.path.join(folder, SYNTHESIS)},)
+                            if step[0] == "tool" else step for step in steps]
+    env = dict(os.environ, HOME=home, ANTHROPIC_BASE_URL=f"http://127.0.0.1:{port}",
+               ANTHROPIC_API_KEY="sk-ant-offline", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+               WEBTOOLS_HOST="127.0.0.1")
+    proc = subprocess.run([claude, "-p", "write the synthesis", "--output-format", "stream-json", "--verbose"],
+                          cwd=folder, env=env, capture_output=True, timeout=180)
+    return proc.stdout.decode("utf-8", "replace"), ScriptedModel.seen
+
+
+def verdicts(name, answer, seen, passes):
+    """What must have happened in one scenario: (what, held) pairs. The conversation the client
+    sent last holds every message the hooks added."""
+    checks = [("the model saw the PostToolUse block right after the Write",
+               "PostToolUse:Write hook blocking error" in seen[1] and INVENTED in seen[1])]
+    stops = sum(f"(block {k} of 3)" in seen[-1] for k in (1, 2, 3))
+    if name.startswith("fixes"):
+        checks += [("no Stop block once fixed", stops == 0), ("the synthesis passes", passes)]
+    elif name.startswith("tries"):
+        checks += [("one Stop block", stops == 1), ("the synthesis passes", passes)]
+    else:
+        checks += [("three Stop blocks", stops == 3), ("the synthesis still fails", not passes),
+                   ("the user is told it is unverified", "still fails cite-check" in answer)]
+    return checks
+
+
+def check_all(claude):
+    subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), ScriptedModel)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    failed = 0
+    for name, steps in SCENARIOS.items():
+        with tempfile.TemporaryDirectory() as folder, tempfile.TemporaryDirectory() as home:
+            with open(os.path.join(home, ".claude.json"), "w", encoding="utf-8") as handle:   # trust accepted once
+                json.dump({"hasCompletedOnboarding": True, "projects": {folder: {"hasTrustDialogAccepted": True}}},
+                          handle)
+            project_copy(folder)
+            answer, seen = run_client(claude, folder, home, server.server_address[1], steps)
+            check = subprocess.run([sys.executable, "web.py", "cite-check", SYNTHESIS], cwd=folder,
+                                   capture_output=True)
+            for what, held in verdicts(name, answer, seen, check.returncode == 0):
+                failed += not held
+                print(f"{'ok  ' if held else 'FAIL'}  {name}: {what}")
+    server.shutdown()
+    return 1 if failed else 0
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--claude", required=True, help="the Claude Code executable")
+    args = parser.parse_args()
+    claude = shutil.which(args.claude) or sys.exit(f"client_gate: no executable at {args.claude}")
+    if os.environ.get("CLIENT_GATE_NETNS") != "1":   # re-run in a namespace whose only network is loopback
+        version = subprocess.run([claude, "--version"], capture_output=True, text=True).stdout.strip()
+        print(f"Claude Code {version}; running in a network namespace with loopback only")
+        try:
+            return subprocess.run(["unshare", "--net", "--map-root-user", sys.executable, __file__, "--claude",
+                                   os.path.abspath(claude)], env=dict(os.environ, CLIENT_GATE_NETNS="1")).returncode
+        except FileNotFoundError:
+            sys.exit("client_gate: needs unshare (util-linux) to cut the network to loopback")
+    return check_all(claude)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
