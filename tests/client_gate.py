@@ -8,7 +8,8 @@ Not a test (pytest does not collect it; it needs the client and Linux network na
 
 It copies the project (its tracked files) to a temporary folder, saves one page from the
 stand-ins, and runs `claude -p` against a scripted Anthropic API on 127.0.0.1. The model writes
-a synthesis with an invented quote; the project's own .claude/settings.json hooks must stop it.
+a synthesis with an invented quote; the project's own .claude/settings.json hooks must stop it,
+in a new conversation and in one resumed with `claude -c`, and never block a checkpoint turn.
 Everything runs under `unshare --net` (root, or unprivileged user namespaces): the only network
 there is loopback, so neither the client nor anything it starts can reach another address.
 """
@@ -54,6 +55,8 @@ SCENARIOS = {   # what the scripted model does, one step per request; what must 
     "fixes after the PostToolUse block": [WRITE, FIX, ("text", "Fixed.")],
     "tries to stop, blocked, fixes": [WRITE, ("text", "Done."), FIX, ("text", "Fixed.")],
     "never fixes: 3 blocks, then the user is told": [WRITE] + [("text", f"Done ({i}).") for i in range(4)],
+    "checkpoint turn beside an old failing synthesis": [("text", "Checkpoint: 1 page saved.")],
+    "tries to stop after claude -c, blocked, fixes": [WRITE, ("text", "Done."), FIX, ("text", "Fixed.")],
 }
 
 
@@ -118,15 +121,17 @@ def project_copy(folder):
     fire.close()
 
 
-def run_client(claude, folder, home, port, steps):
-    """Run `claude -p` once with the scripted model; (client's answer, texts it sent to the model)."""
+def run_client(claude, folder, home, port, steps, resume=False):
+    """Run `claude -p` (`claude -c -p` to resume the last conversation) once with the scripted model;
+    (client's answer, the conversations it sent to the model)."""
     ScriptedModel.seen = []   # the client's file tools take absolute paths
     ScriptedModel.script = [step[:2] + ({**step[2], "file_path": os.path.join(folder, SYNTHESIS)},)
                             if step[0] == "tool" else step for step in steps]
     env = dict(os.environ, HOME=home, ANTHROPIC_BASE_URL=f"http://127.0.0.1:{port}",
                ANTHROPIC_API_KEY="sk-ant-offline", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
                WEBTOOLS_HOST="127.0.0.1")
-    proc = subprocess.run([claude, "-p", "write the synthesis", "--output-format", "stream-json", "--verbose"],
+    proc = subprocess.run([claude] + ["-c"] * resume + ["-p", "write the synthesis", "--output-format",
+                                                        "stream-json", "--verbose"],
                           cwd=folder, env=env, capture_output=True, timeout=180)
     return proc.stdout.decode("utf-8", "replace"), ScriptedModel.seen
 
@@ -134,13 +139,17 @@ def run_client(claude, folder, home, port, steps):
 def verdicts(name, answer, seen, passes):
     """What must have happened in one scenario: (what, held) pairs. The conversation the client
     sent last holds every message the hooks added."""
+    stops = sum(f"(block {k} of 3)" in seen[-1] for k in (1, 2, 3))
+    if name.startswith("checkpoint"):
+        return [("the turn ends at once, unblocked", len(seen) == 1 and "Stop hook" not in answer)]
     checks = [("the model saw the PostToolUse block right after the Write",
                "PostToolUse:Write hook blocking error" in seen[1] and INVENTED in seen[1])]
-    stops = sum(f"(block {k} of 3)" in seen[-1] for k in (1, 2, 3))
     if name.startswith("fixes"):
         checks += [("no Stop block once fixed", stops == 0), ("the synthesis passes", passes)]
     elif name.startswith("tries"):
         checks += [("one Stop block", stops == 1), ("the synthesis passes", passes)]
+        if "claude -c" in name:
+            checks.append(("the checkpoint turn was in the conversation", "Checkpoint: 1 page saved" in seen[0]))
     else:
         checks += [("three Stop blocks", stops == 3), ("the synthesis still fails", not passes),
                    ("the user is told it is unverified", "still fails cite-check" in answer)]
@@ -158,7 +167,14 @@ def check_all(claude):
                 json.dump({"hasCompletedOnboarding": True, "projects": {folder: {"hasTrustDialogAccepted": True}}},
                           handle)
             project_copy(folder)
-            answer, seen = run_client(claude, folder, home, server.server_address[1], steps)
+            if name.startswith("checkpoint"):   # written in another conversation, failing
+                with open(os.path.join(folder, SYNTHESIS), "w", encoding="utf-8") as handle:
+                    handle.write(DRAFT)
+            port = server.server_address[1]
+            resume = "claude -c" in name
+            if resume:   # the checkpoint turn first, in its own process
+                run_client(claude, folder, home, port, [("text", "Checkpoint: 1 page saved. Say go ahead.")])
+            answer, seen = run_client(claude, folder, home, port, steps, resume)
             check = subprocess.run([sys.executable, "web.py", "cite-check", SYNTHESIS], cwd=folder,
                                    capture_output=True)
             for what, held in verdicts(name, answer, seen, check.returncode == 0):
