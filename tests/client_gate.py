@@ -18,6 +18,7 @@ import argparse
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -157,7 +158,11 @@ def verdicts(name, answer, seen, passes):
 
 
 def check_all(claude):
+    if [name for _, name in socket.if_nameindex()] != ["lo"]:
+        sys.exit("client_gate: this namespace has a network besides loopback; not running the client")
     subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+    version = subprocess.run([claude, "--version"], capture_output=True, text=True).stdout.strip()
+    print(f"{version}, in a network namespace with loopback only")
     server = ThreadingHTTPServer(("127.0.0.1", 0), ScriptedModel)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     failed = 0
@@ -190,8 +195,6 @@ def main():
     args = parser.parse_args()
     claude = shutil.which(args.claude) or sys.exit(f"client_gate: no executable at {args.claude}")
     if os.environ.get("CLIENT_GATE_NETNS") != "1":   # re-run in a namespace whose only network is loopback
-        version = subprocess.run([claude, "--version"], capture_output=True, text=True).stdout.strip()
-        print(f"Claude Code {version}; running in a network namespace with loopback only")
         try:
             return subprocess.run(["unshare", "--net", "--map-root-user", sys.executable, __file__, "--claude",
                                    os.path.abspath(claude)], env=dict(os.environ, CLIENT_GATE_NETNS="1")).returncode
