@@ -2244,7 +2244,8 @@ def synthesis_status(topic_dir, events):
 def render_synthesis_status(entry):
     """One line a person reads: `x-synthesis.md: passed cite-check on 2026-12-01`."""
     status, when = entry["status"], entry["checked"]
-    said = {"passed": f"passed cite-check on {when}", "failing": f"fails cite-check: {counted(entry['errors'], 'error')} ({when})",
+    said = {"passed": f"passed cite-check on {when}",
+            "failing": f"fails cite-check: {counted(entry['errors'], 'error')} ({when})",
             "changed": f"changed since cite-check ran on {when}: run it again",
             "unchecked": "not checked yet: run cite-check"}[status]
     return f"{entry['file']}: {said}"
@@ -3164,7 +3165,8 @@ def render_check(shown, result):
     if cov["per_source"]:
         lines.append("citations per source: " + " · ".join(
             f"{source_label(result.lookup, rel)} {count}" for rel, count in cov["per_source"].items()))
-    lines.append(f"{'FAIL' if result.errors else 'ok'}: {counted(len(result.errors), 'error')}, {counted(len(result.warnings), 'warning')}")
+    lines.append(f"{'FAIL' if result.errors else 'ok'}: {counted(len(result.errors), 'error')}, "
+                 f"{counted(len(result.warnings), 'warning')}")
     return "\n".join(lines) + "\n"
 
 
