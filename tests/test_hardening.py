@@ -218,7 +218,7 @@ BAD_ENV = [
     ({"WEB_TIMEOUT": "0"}, "WEB_TIMEOUT='0' is not valid — set a number greater than 0 and at most 3600"),
     ({"WEB_TIMEOUT": "3600.5"}, "WEB_TIMEOUT='3600.5' is not valid — set a number greater than 0 and at most 3600"),
     ({"WEB_TIMEOUT": "nan"}, "WEB_TIMEOUT='nan' is not valid — set a number greater than 0 and at most 3600"),
-    ({"WEBTOOLS_HOST": "http://10.10.20.37"}, "WEBTOOLS_HOST='http://10.10.20.37' is not valid — set a bare host "
+    ({"WEBTOOLS_HOST": "http://box.example"}, "WEBTOOLS_HOST='http://box.example' is not valid — set a bare host "
                                               "name or IP, e.g. 10.0.0.5 (no scheme, no path)"),   # rejected: a scheme
     ({"WEBTOOLS_HOST": "box/path"}, "WEBTOOLS_HOST='box/path' is not valid — set a bare host name or IP, e.g. "
                                     "10.0.0.5 (no scheme, no path)"),
