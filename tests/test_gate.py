@@ -74,11 +74,14 @@ def gate_events(topic):
     return [e for e in web.read_ledger(topic / "web" / "_ledger.jsonl") if e["command"] in ("cite-check", "gate")]
 
 
-def test_settings_declare_both_hooks_as_one_plain_command():
+def test_settings_declare_every_hook_as_one_plain_command():
+    assert settings_hook("PreToolUse") == 'python3 "$CLAUDE_PROJECT_DIR"/web.py hook pre'
     assert settings_hook("PostToolUse") == 'python3 "$CLAUDE_PROJECT_DIR"/web.py hook post'
     assert settings_hook("Stop") == 'python3 "$CLAUDE_PROJECT_DIR"/web.py hook stop'
     with open(os.path.join(ROOT, ".claude", "settings.json"), encoding="utf-8") as handle:
-        assert json.load(handle)["hooks"]["PostToolUse"][0]["matcher"] == "Write|Edit"
+        hooks = json.load(handle)["hooks"]
+    assert hooks["PreToolUse"][0]["matcher"] == "Agent|Read"   # a reader's launch and the main conversation's reads
+    assert hooks["PostToolUse"][0]["matcher"] == "Write|Edit|Agent"   # a synthesis written, a reader's note back
 
 
 # --- PostToolUse ------------------------------------------------------------------

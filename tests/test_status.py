@@ -187,9 +187,9 @@ Notes: none yet (_notes.md) · picks: [_picks-1.json](_picks-1.json) · 1 pages 
 
 ## Saved sources
 
-| # | title | words | flags | source |
-| --- | --- | --- | --- | --- |
-| 1 | [Understanding Tide Pools \\| Coastal Notes](a-org-1.md) | 262 | – | https://a.org/1 |
+| # | title | words | note | flags | source |
+| --- | --- | --- | --- | --- | --- |
+| 1 | [Understanding Tide Pools \\| Coastal Notes](a-org-1.md) | 262 | – | – | https://a.org/1 |
 
 ## Other candidates
 
@@ -240,6 +240,11 @@ def test_the_whole_manifest_of_a_topic_with_two_runs_a_policy_and_failures(run, 
      "--topic t, show its summary to the user and wait for the go-ahead; then write the synthesis"),
     ({"round": 1, "scraped": False, "limit": 0}, "unwritten", "checkpoint: run python3 web.py manifest --topic t, "
      "show its summary to the user and wait for the go-ahead; then write the synthesis"),
+    ({"round": 1, "scraped": True, "limit": 2, "deep": True, "need": [{"n": 3, "path": "md/t/web/a.md"}]}, "unwritten",
+     'launch page-reader on each long page without a note — [3] md/t/web/a.md — one Agent call a page, all in one '
+     'message, "run_in_background": false; then run status again'),
+    ({"round": 1, "scraped": True, "limit": 0, "need": [{"n": 3, "path": "md/t/web/a.md"}]}, "passed",
+     "the synthesis passed cite-check: present it to the user"),
     ({"round": 1, "scraped": True, "limit": 0}, "passed", "the synthesis passed cite-check: present it to the user"),
     ({"round": 1, "scraped": True, "limit": 0}, "failing", "fix the synthesis's 4 cite-check errors, then run "
                                                             "cite-check again"),
@@ -250,4 +255,6 @@ def test_the_whole_manifest_of_a_topic_with_two_runs_a_policy_and_failures(run, 
 ])
 def test_the_next_step_of_every_phase(facts, synthesis, sentence):
     facts = dict({"scraped": False, "limit": 0, "stop": [], "options": {"deep": facts.pop("deep", False)}}, **facts)
-    assert web.next_step("t", facts, {"status": synthesis, "errors": 4, "path": "md/t/x-synthesis.md"}) == sentence
+    notes = {"done": [], "need": facts.pop("need", [])}
+    assert web.next_step("t", facts, {"status": synthesis, "errors": 4, "path": "md/t/x-synthesis.md"}, notes) == \
+        sentence
