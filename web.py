@@ -1615,7 +1615,7 @@ def scrape_to_file(args, cfg, candidate):
         atomic_write(path, *chunks)
     except OSError as err:
         raise writable_error(path, err)
-    entry = saved_entry(None, candidate["url"], path, title, words, flags)
+    entry = saved_entry(None, candidate["url"], path, title, words, flags, char_count(body))
     if args.json:
         emit_json(scrape_report(EXIT_OK, saved=[entry], elapsed_ms=elapsed_ms(started)))
     else:
@@ -1623,11 +1623,11 @@ def scrape_to_file(args, cfg, candidate):
     return EXIT_OK
 
 
-def saved_entry(number, url, path, title, words, flags):
+def saved_entry(number, url, path, title, words, flags, chars=0):
     """A saved page as scrape reports it: its citation number first (none for --out)."""
     entry = {"n": number} if number else {}
     entry.update(url=url, path=display_path(path), title=title, words=words)
-    if words > READER_WORDS:
+    if chars > READER_CHARS:
         entry["reader"] = True   # long: the main conversation reads a page-reader's note, not the page
     if flags:
         entry["flags"] = flags
@@ -1802,7 +1802,8 @@ class ScrapeBatch:
             self.saved = [e for e in self.saved if e["url"] != replace[1]["url"]]
             self.skip(replace[0], replace[1], "duplicate", path=shown, supersedes=display_path(replace[2]))
         self.twins[sha] = (pick, candidate, path)
-        self.saved.append(dict(saved_entry(None, candidate["url"], path, title, words, flags), pick=pick))
+        self.saved.append(dict(saved_entry(None, candidate["url"], path, title, words, flags, char_count(body)),
+                               pick=pick))
         self.record(pick, candidate, "saved", path=shown, sha256=sha, words=words, flags=flags, title=title)
         progress(f"[{len(self.saved)}] saved {shown}")
 
@@ -2235,7 +2236,7 @@ def cmd_outline(args, cfg):
 # --- notes: what the page-reader brought back from a long page -------------------
 
 READER = "page-reader"     # the subagent (.claude/agents/page-reader.md) that reads one long page
-READER_WORDS = 600         # pages over this many words go to a reader: the main conversation reads only notes
+READER_CHARS = 4000        # pages over this many characters go to a reader: the main conversation reads notes
 LOOKUP_LINES = 120         # a Read of a long page in the main conversation: at most this many lines (a look-up)
 NOTES_DIR = "notes"        # md/<topic>/web/notes/<page file name>: one note a page
 # `- L12: "…"` or `- L12–15: "…" — what it is`: the passage runs to the last quote mark of its line, so the
@@ -2315,11 +2316,20 @@ def reader_page(prompt, cwd, cfg):
     return None, f"the prompt names {len(pages)} saved pages: give each long page its own {READER}"
 
 
-def page_words(path):
-    """Words of a saved page's body (below its header)."""
+CONTINUATION_BYTES = bytes(range(0x80, 0xC0))
+
+
+def char_count(data):
+    """Characters of UTF-8 bytes: every byte but the continuation bytes starts one."""
+    return len(data.translate(None, CONTINUATION_BYTES))
+
+
+def page_size(path):
+    """(words, characters) of a saved page's body (below its header)."""
     with open(path, "rb") as handle:
         raw = handle.read()
-    return count_words(raw[header_of(raw)[1]:])
+    body = raw[header_of(raw)[1]:]
+    return count_words(body), char_count(body)
 
 
 def save_note(page, note, session):
@@ -2356,8 +2366,8 @@ def note_facts(store, names):
         path = os.path.join(store.web_dir, name)
         if not os.path.isfile(path):
             continue
-        words = page_words(path)
-        if words <= READER_WORDS:
+        words, chars = page_size(path)
+        if chars <= READER_CHARS:
             continue
         if os.path.isfile(note_path(path)):
             done.append(numbers.get(name))
@@ -2621,7 +2631,7 @@ def saved_rows(store, numbers):
         name = os.path.basename(path)
         flags = [f.strip() for f in (fields.get("flags") or "").split(",") if f.strip()]
         words = count_words(raw[offset:])
-        note = "short" if words <= READER_WORDS else "done" if os.path.isfile(note_path(path)) else "needed"
+        note = "short" if char_count(raw[offset:]) <= READER_CHARS else "done" if os.path.isfile(note_path(path)) else "needed"
         rows.append({"n": numbers.get(name), "name": name, "url": fields.get("source"), "title": fields.get("title"),
                      "words": words, "flags": flags, "fetched": fields.get("fetched"), "note": note})
     return sorted(rows, key=lambda s: s["n"] or 0)
@@ -3785,8 +3795,8 @@ def long_page_read(tool_input, cwd, cfg):
     limit = tool_input.get("limit")
     if isinstance(limit, int) and 0 < limit <= LOOKUP_LINES:
         return None
-    words = page_words(path)
-    if words <= READER_WORDS:
+    words, chars = page_size(path)
+    if chars <= READER_CHARS:
         return None
     shown, note = display_path(path), note_path(path)
     have = f"read its note, {display_path(note)}" if os.path.isfile(note) else \

@@ -319,6 +319,108 @@ def tokens(env, searx, fire, baseline):
     return rows
 
 
+# --- long pages: what the main conversation reads per saved page ------------------------------
+
+def long_page(rng, words):
+    """A page as Firecrawl writes a documentation page: a menu of links, a setext title, ATX and setext
+    sections of running text, a footer of links; about `words` words."""
+    lines = [f"- [Menu item {i}](https://docs.example/menu/{i})" for i in range(25)] + ["", "The topic at length",
+                                                                                          "===================", ""]
+    written, k = 0, 0
+    while written < words:
+        k += 1
+        lines += [f"Part {k}", "-------", ""] if k % 3 == 1 else [f"### Detail {k}", ""]
+        for _ in range(rng.randint(3, 6)):
+            sentence = realistic_text(rng, 200, 500) + "."
+            lines += [sentence, ""]
+            written += len(sentence.split())
+    lines += [f"[Footer link {i}](https://docs.example/f/{i})" for i in range(20)]
+    return "\n".join(lines) + "\n"
+
+
+def cap_note(lines, cap=2500):
+    """A note of the reader's shape at its documented cap, its passages copied from the page's own lines."""
+    body = [i for i, line in enumerate(lines) if len(line.split()) > 20]
+    note = ["Contributes: a page about tide pools; what it adds to the goal.", "Passages:"]
+    for i in body[::max(1, len(body) // 10)][:10]:
+        note.append(f'- L{i + 1}: "{" ".join(lines[i].split()[:25])}"')
+    note += ["Numbers:", "none", "Hedges and attributions:", "none", "Not in the page: none", "Instructions seen: none"]
+    text = "\n".join(note)
+    return text + " " * max(0, cap - len(text))   # padded to the cap: the most a reader may bring back
+
+
+def reading_pages(env, fire, pages, topic):
+    """[(label, words, page chars, chars the main conversation reads, outline chars, note check ok)]: each page
+    scraped into `topic`, then read as SKILL.md says (whole when short; a page-reader's note when long)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        picks = os.path.join(tmp, "picks.json")
+        for url, (_, markdown) in pages.items():
+            fire.set_page(url, page_body(url, markdown, title=url.rsplit("/", 1)[-1]))
+        with open(picks, "w", encoding="utf-8") as handle:
+            json.dump([{"url": u} for u in pages], handle)
+        subprocess.run([PY, WEB, "init", "long pages", "--topic", topic], env=env, capture_output=True, check=True)
+        proc = subprocess.run([PY, WEB, "scrape", "--topic", topic, "--from", picks, "--json"], env=env,
+                              capture_output=True, check=True)
+    rows = []
+    for entry in json.loads(proc.stdout)["saved"]:
+        path = os.path.join(env["WEB_MD_ROOT"], topic, "web", os.path.basename(entry["path"]))
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+        outline = subprocess.run([PY, WEB, "outline", path], env=env, capture_output=True).stdout.decode()
+        read, ok = len(text), True
+        if entry.get("reader"):
+            note = cap_note(text.split("\n"))
+            payload = {"session_id": "bench", "cwd": env["WEB_MD_ROOT"], "tool_name": "Agent",
+                       "tool_input": {"subagent_type": "page-reader", "run_in_background": False,
+                                      "prompt": f"Goal: g. Page: {path}"},
+                       "tool_response": {"content": [{"type": "text", "text": note}]}}
+            hook = subprocess.run([PY, WEB, "hook", "post"], env=env, input=json.dumps(payload).encode(),
+                                  capture_output=True)
+            read, ok = len(note) + len(hook.stdout.decode()), not hook.stdout.strip()   # silent: all verbatim
+        rows.append((pages[entry["url"]][0], entry["words"], len(text), read, len(outline), ok))
+    return rows
+
+
+def python_docs():
+    """Python's own HTML documentation (Debian's python3-doc) as markdown, when pandoc and the docs are here."""
+    import glob
+    folders = glob.glob("/usr/share/doc/python3*/html/library")
+    if not folders or not shutil.which("pandoc"):
+        return {}
+    pages = {}
+    for name in ("asyncio-task", "asyncio-api-index", "re", "os", "stdtypes", "subprocess", "zipfile"):
+        html = os.path.join(folders[0], f"{name}.html")
+        if os.path.isfile(html):
+            out = subprocess.run(["pandoc", "-f", "html", "-t", "gfm-raw_html", "--markdown-headings=setext",
+                                  "--wrap=none", html], capture_output=True).stdout.decode()
+            pages[f"https://docs.python.org/3/library/{name}.html"] = (name, out)
+    return pages
+
+
+def reading(env, fire):
+    """Characters the main conversation reads per saved page: 2.0.0's SKILL read every page whole; now a
+    page over 4,000 characters goes to a page-reader and only its note (at its 2,500-character cap) comes back."""
+    rng = random.Random(7)
+    generated = {f"https://long.example/p{words}": (f"{words / 1000:g}k words", long_page(rng, words))
+                 for words in (500, 1000, 5000, 25000)}
+    rows = []
+    for label, words, chars, read, outline, ok in reading_pages(env, fire, generated, "long-generated"):
+        rows.append((f"main conversation reads per page, {label} ({words:,} words, {chars:,} characters)",
+                     read / 4000, "<= 1.00 (4,000)", read <= 4000 and ok,
+                     f"{read:,} characters vs {chars:,} read whole in 2.0.0 ({read / chars:.3f}x); outline "
+                     f"{outline:,} ({outline / chars:.1%} of the page)"))
+    docs = python_docs()
+    if docs:
+        found = reading_pages(env, fire, docs, "long-python-docs")
+        pages, read = sum(r[2] for r in found), sum(r[3] for r in found)
+        worst = max(r[3] for r in found)
+        rows.append((f"  Python's own docs, {len(found)} pages (python3-doc via pandoc): per page at most", worst / 4000,
+                     "<= 1.00 (4,000)", worst <= 4000 and all(r[5] for r in found),
+                     f"{read:,} characters read in all vs {pages:,} whole ({read / pages:.3f}x); outlines "
+                     + ", ".join(f"{r[0]} {r[4] / r[2]:.1%}" for r in found)))
+    return rows
+
+
 def straggler_run(env, fire, web, label, hang):
     """(seconds a --limit 3 scrape of 5 picks takes with its top pick hanging `hang` s, without it; saved)."""
     walls, saved = [], 0
@@ -360,7 +462,7 @@ def main():
     parser.add_argument("--baseline", metavar="WEB_PY",
                         help="an older web.py to run the token, straggler and save-path scenarios against too "
                              "(before/after in one run)")
-    parser.add_argument("--only", choices=["tokens", "straggler"], help="run one scenario")
+    parser.add_argument("--only", choices=["tokens", "straggler", "reading"], help="run one scenario")
     args = parser.parse_args()
     searx, fire = SearxngStandIn(), FirecrawlStandIn()
     with tempfile.TemporaryDirectory() as md_root:
@@ -368,8 +470,8 @@ def main():
         env.update(WEBTOOLS_HOST="127.0.0.1", SEARXNG_URL=searx.url, FIRECRAWL_URL=fire.url, WEB_MD_ROOT=md_root,
                    PYTHONPATH=os.path.join(TESTS, "guard"))
         if args.only:
-            rows = tokens(env, searx, fire, args.baseline) if args.only == "tokens" else \
-                straggler(env, fire, args.quick, args.baseline)
+            rows = {"tokens": lambda: tokens(env, searx, fire, args.baseline), "reading": lambda: reading(env, fire),
+                    "straggler": lambda: straggler(env, fire, args.quick, args.baseline)}[args.only]()
         else:
             rows = fan_out(env, searx, args.quick)
             rows += budgeted_scrape(env, fire, args.quick)
@@ -377,6 +479,7 @@ def main():
             rows += startup(5 if args.quick else 20)
             rows += bytes_per_result(env, searx)
             rows += tokens(env, searx, fire, args.baseline)
+            rows += reading(env, fire)
             rows += straggler(env, fire, args.quick, args.baseline)
             rows += save_path(env, fire, 2 if args.quick else 20, args.baseline)
     searx.close()
