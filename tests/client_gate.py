@@ -6,10 +6,14 @@ Not a test (pytest does not collect it; it needs the client and Linux network na
     npm install @anthropic-ai/claude-code          # a development tool, not a requirement
     python3 tests/client_gate.py --claude node_modules/.bin/claude
 
-It copies the project (its tracked files) to a temporary folder, saves one page from the
-stand-ins, and runs `claude -p` against a scripted Anthropic API on 127.0.0.1. The model writes
-a synthesis with an invented quote; the project's own .claude/settings.json hooks must stop it,
-in a new conversation and in one resumed with `claude -c`, and never block a checkpoint turn.
+It copies the project (its tracked files) to a temporary folder, saves two pages from the
+stand-ins (one of them long), and runs `claude -p` against a scripted Anthropic API on 127.0.0.1.
+The model writes a synthesis with an invented quote; the project's own .claude/settings.json hooks
+must stop it, in a new conversation and in one resumed with `claude -c`, and never block a
+checkpoint turn. The model also launches the page-reader subagent (.claude/agents/) on the long
+page: it must run with its own three tools and the outline in its prompt, its note must be saved
+and reach the main conversation; a whole Read of the long page and a reader in the background
+must be refused.
 Everything runs under `unshare --net` (root, or unprivileged user namespaces): the only network
 there is loopback, so neither the client nor anything it starts can reach another address.
 """
@@ -29,7 +33,7 @@ TESTS = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(TESTS)
 sys.path.insert(0, TESTS)
 
-from standins import FirecrawlStandIn, SearxngStandIn, demo_box  # noqa: E402
+from standins import FirecrawlStandIn, SearxngStandIn, demo_box, page_body  # noqa: E402
 
 SYNTHESIS = "md/demo/how-do-tide-pools-work-synthesis.md"
 INVENTED, TRUE = "keep seawater all year round", "hold seawater when the tide goes out"
@@ -50,9 +54,20 @@ Tide pools are "rocky hollows that {INVENTED}" [1](web/example-org-tides.md).
 
 1. Understanding Tide Pools — https://example.org/tides — [web/example-org-tides.md](web/example-org-tides.md)
 """
-WRITE = ("tool", "Write", {"file_path": SYNTHESIS, "content": DRAFT})
+WRITE = ("tool", "Write", {"file_path": SYNTHESIS, "content": DRAFT})  # paths relative to the project copy
 FIX = ("tool", "Edit", {"file_path": SYNTHESIS, "old_string": INVENTED, "new_string": TRUE})
+LONG = "md/demo/web/example-org-long-tides.md"
+READER_LAUNCH = ("tool", "Agent", {"subagent_type": "page-reader", "description": "read [2]", "run_in_background": False,
+                                   "prompt": f"Goal: how do tide pools work\nStill needed: zones\nPage: {LONG}"})
+LONG_BODY = "Tide pools at length\n====================\n\n" + "".join(
+    f"Part {k}\n-------\n\nThe pools of part {k} hold water between tides, and zone {k} is the subject of this "
+    f"part of the page, written at some length for the reader. " * 4 + "\n\n" for k in range(1, 30))
+NOTE = 'Contributes: zones.\nPassages:\n- L{line}: "The pools of part 1 hold water between tides"\nNumbers:\nnone'
 SCENARIOS = {   # what the scripted model does, one step per request; what must happen
+    "reads a long page through page-reader": [
+        ("tool", "Read", {"file_path": LONG}), ("tool", "Agent", dict(READER_LAUNCH[2], run_in_background=True)),
+        READER_LAUNCH,
+        ("text", "Checkpoint: 2 pages saved.")],
     "fixes after the PostToolUse block": [WRITE, FIX, ("text", "Fixed.")],
     "tries to stop, blocked, fixes": [WRITE, ("text", "Done."), FIX, ("text", "Fixed.")],
     "never fixes: 3 blocks, then the user is told": [WRITE] + [("text", f"Done ({i}).") for i in range(4)],
@@ -65,7 +80,7 @@ class ScriptedModel(BaseHTTPRequestHandler):
     """Answers /v1/messages from a script (steps with tools; anything else gets "ok") and keeps
     the conversation the client sent with each scripted request."""
     protocol_version = "HTTP/1.1"
-    script, seen = [], []
+    script, seen, reader = [], [], []   # reader: the page-reader's requests (tools offered, first prompt)
 
     def log_message(self, *args):
         pass
@@ -73,7 +88,9 @@ class ScriptedModel(BaseHTTPRequestHandler):
     def do_POST(self):
         request = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
         step = ("text", "ok")
-        if request.get("tools") and self.path.startswith("/v1/messages") and "count_tokens" not in self.path:
+        if request.get("tools") and "You read one saved web page" in json.dumps(request.get("system")):
+            step = self.reader_step(request)
+        elif request.get("tools") and self.path.startswith("/v1/messages") and "count_tokens" not in self.path:
             step = self.script.pop(0) if self.script else ("text", "Nothing more.")
             self.seen.append(json.dumps(request["messages"], ensure_ascii=False))
         body = sse(step) if request.get("stream") else json.dumps({"input_tokens": 1}).encode()
@@ -82,6 +99,17 @@ class ScriptedModel(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
+
+
+    def reader_step(self, request):
+        """The page-reader: Read the page, then answer with a note whose passage is at its real line."""
+        messages = json.dumps(request["messages"], ensure_ascii=False)
+        self.reader.append(([t.get("name") for t in request["tools"]], json.dumps(request["messages"][0])))
+        if "tool_result" not in messages:
+            return ("tool", "Read", {"file_path": os.path.join(self.folder, LONG)})
+        with open(os.path.join(self.folder, LONG), encoding="utf-8") as handle:
+            line = next(i for i, text in enumerate(handle, 1) if "The pools of part 1 " in text)
+        return ("text", NOTE.format(line=line))
 
 
 def sse(step):
@@ -114,9 +142,12 @@ def project_copy(folder):
     web = [sys.executable, "web.py"]
     subprocess.run(web + ["init", "how do tide pools work", "--topic", "demo", "--max-sources", "2"],
                    cwd=folder, env=env, capture_output=True, check=True)
+    fire.set_page("https://example.org/long-tides", page_body("https://example.org/long-tides", LONG_BODY,
+                                                              title="Tide pools at length"))
     with open(os.path.join(folder, "md/demo/web/_picks-1.json"), "w", encoding="utf-8") as handle:
-        json.dump([{"url": "https://example.org/tides", "relevance": "A field guide to tide pools"}], handle)
-    subprocess.run(web + ["scrape", "--topic", "demo", "--from", "md/demo/web/_picks-1.json", "--limit", "1"],
+        json.dump([{"url": "https://example.org/tides", "relevance": "A field guide to tide pools"},
+                   {"url": "https://example.org/long-tides", "relevance": "A long page on tide pools"}], handle)
+    subprocess.run(web + ["scrape", "--topic", "demo", "--from", "md/demo/web/_picks-1.json", "--limit", "2"],
                    cwd=folder, env=env, capture_output=True, check=True)
     searx.close()
     fire.close()
@@ -125,9 +156,9 @@ def project_copy(folder):
 def run_client(claude, folder, home, port, steps, resume=False):
     """Run `claude -p` (`claude -c -p` to resume the last conversation) once with the scripted model;
     (client's answer, the conversations it sent to the model)."""
-    ScriptedModel.seen = []   # the client's file tools take absolute paths
-    ScriptedModel.script = [step[:2] + ({**step[2], "file_path": os.path.join(folder, SYNTHESIS)},)
-                            if step[0] == "tool" else step for step in steps]
+    ScriptedModel.seen, ScriptedModel.reader, ScriptedModel.folder = [], [], folder
+    ScriptedModel.script = [step[:2] + ({**step[2], "file_path": os.path.join(folder, step[2]["file_path"])},)
+                            if step[0] == "tool" and "file_path" in step[2] else step for step in steps]
     env = dict(os.environ, HOME=home, ANTHROPIC_BASE_URL=f"http://127.0.0.1:{port}",
                ANTHROPIC_API_KEY="sk-ant-offline", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
                WEBTOOLS_HOST="127.0.0.1")
@@ -141,6 +172,8 @@ def verdicts(name, answer, seen, passes):
     """What must have happened in one scenario: (what, held) pairs. The conversation the client
     sent last holds every message the hooks added."""
     stops = sum(f"(block {k} of 3)" in seen[-1] for k in (1, 2, 3))
+    if name.startswith("reads a long page"):
+        return reader_verdicts(answer, seen)
     if name.startswith("checkpoint"):
         return [("the turn ends at once, unblocked", len(seen) == 1 and "Stop hook" not in answer)]
     checks = [("the model saw the PostToolUse block right after the Write",
@@ -155,6 +188,22 @@ def verdicts(name, answer, seen, passes):
         checks += [("three Stop blocks", stops == 3), ("the synthesis still fails", not passes),
                    ("the user is told it is unverified", "still fails cite-check" in answer)]
     return checks
+
+
+def reader_verdicts(answer, seen):
+    """What must have happened when the model read the long page through page-reader."""
+    tools = {tuple(names) for names, _ in ScriptedModel.reader}
+    first_prompt = ScriptedModel.reader[0][1] if ScriptedModel.reader else ""
+    note = os.path.join(ScriptedModel.folder, os.path.dirname(LONG), "notes", os.path.basename(LONG))
+    saved = open(note, encoding="utf-8").read() if os.path.isfile(note) else ""
+    return [("the main conversation's whole Read of the long page was refused",
+             "is a long page" in seen[1] and "not read whole in the main conversation" in seen[1]),
+            ("a reader in the background was refused", '\\"run_in_background\\": false' in seen[2] or
+             "run_in_background" in seen[2]),
+            ("the reader ran with exactly Read, Grep, Glob", tools == {("Read", "Grep", "Glob")}),
+            ("the reader's prompt carried the page's outline", "The page's outline (web.py outline)" in first_prompt),
+            ("the note was saved, its passage verbatim at its line", "checked: 1 of 1 passages verbatim" in saved),
+            ("the note reached the main conversation", "The pools of part 1 hold water between tides" in seen[3])]
 
 
 def check_all(claude):
