@@ -2442,8 +2442,11 @@ def next_step(topic, facts, synthesis, notes):
     web_dir = f"md/{topic}/web"
     r, limit = facts["round"], facts["limit"]
     if synthesis["status"] != "unwritten":
+        if synthesis["status"] == "passed" and not synthesis.get("audit"):
+            return (f"the synthesis passed cite-check: launch {AUDITOR} on it (Agent, \"run_in_background\": false, "
+                    f"prompt: Synthesis: {synthesis['path']}), fix every problem it names, run cite-check again")
         if synthesis["status"] == "passed":
-            return "the synthesis passed cite-check: present it to the user"
+            return "the synthesis passed cite-check and was audited: present it to the user"
         if synthesis["status"] == "failing":
             return f"fix the synthesis's {synthesis['errors']} cite-check errors, then run cite-check again"
         return "run cite-check on the synthesis (it changed since the last check, or was never checked)"
@@ -2554,10 +2557,12 @@ def cell(value):
 
 
 def synthesis_status(topic_dir, events):
-    """[{"file", "status", "errors", "checked"}] for each synthesis of a topic: its latest cite-check
-    result, and whether the file changed since (status: passed, failing, changed, unchecked)."""
+    """[{"file", "status", "errors", "checked", "audit"}] for each synthesis of a topic: its latest cite-check
+    result, whether the file changed since (status: passed, failing, changed, unchecked), and its latest
+    citation audit ({"problems", "current": the file is still the one audited}) when there is one."""
     import hashlib
     checks = {e.get("file"): e for e in events if e.get("command") == "cite-check"}
+    audits = {e.get("file"): e for e in events if e.get("command") == "audit"}
     names = sorted(set(checks) | {n for n in os.listdir(topic_dir) if n.endswith("-synthesis.md")})
     found = []
     for name in names:
@@ -2569,8 +2574,12 @@ def synthesis_status(topic_dir, events):
         last = checks.get(name)
         status = "unchecked" if not last else "changed" if last.get("sha256") != sha else \
             "passed" if last.get("ok") else "failing"
-        found.append({"file": name, "status": status, "errors": last.get("errors") if last else None,
-                      "checked": str(last.get("time", ""))[:10] if last else None})
+        entry = {"file": name, "status": status, "errors": last.get("errors") if last else None,
+                 "checked": str(last.get("time", ""))[:10] if last else None}
+        audit = audits.get(name)
+        if audit:
+            entry["audit"] = {"problems": audit.get("problems"), "current": audit.get("sha256") == sha}
+        found.append(entry)
     return found
 
 
@@ -2581,6 +2590,10 @@ def render_synthesis_status(entry):
             "failing": f"fails cite-check: {counted(entry['errors'], 'error')} ({when})",
             "changed": f"changed since cite-check ran on {when}: run it again",
             "unchecked": "not checked yet: run cite-check"}[status]
+    audit = entry.get("audit")
+    if audit:
+        said += f" · audited: {counted(audit['problems'] or 0, 'problem')}" + ("" if audit["current"] else
+                                                                              ", before its last edit")
     return f"{entry['file']}: {said}"
 
 
@@ -3734,7 +3747,8 @@ def hook_post(payload, cfg):
     """PostToolUse after Write/Edit: check a synthesis, record it for the Stop gate, block on errors;
     after a page-reader: save its note."""
     if payload.get("tool_name") == "Agent":
-        return reader_done(payload, cfg)
+        return auditor_done(payload, cfg) if tool_input_of(payload).get("subagent_type") == AUDITOR else \
+            reader_done(payload, cfg)
     path = synthesis_path(payload, cfg)
     if path is None:
         return None
@@ -3764,6 +3778,8 @@ def hook_pre(payload, cfg):
     tool_input, cwd = tool_input_of(payload), str(payload.get("cwd") or os.getcwd())
     if payload.get("tool_name") == "Agent" and tool_input.get("subagent_type") == READER:
         return reader_launch(tool_input, cwd, cfg)
+    if payload.get("tool_name") == "Agent" and tool_input.get("subagent_type") == AUDITOR:
+        return auditor_launch(tool_input, cwd, cfg)
     if payload.get("tool_name") == "Read" and not payload.get("agent_type"):
         return long_page_read(tool_input, cwd, cfg)
     return None
@@ -3841,7 +3857,8 @@ def session_ledgers(md_root, session):
 
 def hook_stop(payload, cfg):
     """Stop: block while a synthesis written or edited in this session fails cite-check, at most
-    GATE_BLOCKS times for the same content; then let the turn end and tell the user, once."""
+    GATE_BLOCKS times for the same content; then let the turn end and tell the user, once. Once it
+    passes, ask once for the citation audit its run lacks."""
     session = payload.get("session_id")
     if not isinstance(session, str) or not session:
         raise ValueError("the hook input has no session_id")
@@ -3850,7 +3867,8 @@ def hook_stop(payload, cfg):
     for web_dir, events in session_ledgers(cfg.md_root, session):
         mine = [e for e in events if e.get("session") == session]
         for name in dict.fromkeys(str(e.get("file")) for e in mine if e.get("command") == "cite-check"):
-            answer = stop_decision(os.path.join(os.path.dirname(web_dir), name), mine, session)
+            path = os.path.join(os.path.dirname(web_dir), name)
+            answer = stop_decision(path, mine, session) or audit_request(path, events, session)
             if answer:
                 return answer
     return None
@@ -3900,7 +3918,7 @@ def run_hook(args):
         cfg = Config(os.environ)
         if gate_off():
             if args.event == "post" and payload.get("tool_name") == "Agent":
-                reader_done(payload, cfg)
+                hook_post(payload, cfg)   # notes and audits are recorded, never refused
             say_error("hook: the cite-check gate is off (WEB_GATE=off); nothing was checked")
             return EXIT_OK
         answer = {"pre": hook_pre, "post": hook_post, "stop": hook_stop}[args.event](payload, cfg)
@@ -3913,6 +3931,128 @@ def run_hook(args):
     if answer:
         emit_json(answer)
     return EXIT_OK
+
+
+# --- audit: the citation-auditor reads the synthesis for meaning ---
+
+AUDITOR = "citation-auditor"    # the subagent (.claude/agents/citation-auditor.md) that audits a synthesis
+AUDIT_PASSAGE_CHARS = 300       # each best passage the auditor's prompt carries
+AUDIT_ITEM = re.compile(r"(?m)^[ \t]*\d+\.[ \t]+L\d+")
+SYNTHESIS_IN_PROMPT = re.compile(r"(?:[^\s\"'`()<>\[\]]*/)?md/[^\s\"'`()<>\[\]]+-synthesis\.md")
+
+
+def audit_path(synthesis):
+    """<goal-slug>-audit.md beside <goal-slug>-synthesis.md."""
+    return synthesis[:-len("-synthesis.md")] + "-audit.md"
+
+
+def audit_problems(answer):
+    """The number of problems an auditor's answer lists (its numbered `1. L12 …` items)."""
+    return len(AUDIT_ITEM.findall(answer))
+
+
+def prompt_synthesis(prompt, cwd, cfg):
+    """The one synthesis under the md root that an auditor's prompt names, or None."""
+    root = os.path.realpath(cfg.md_root)
+    found = {os.path.realpath(os.path.join(cwd, m)) for m in SYNTHESIS_IN_PROMPT.findall(prompt or "")}
+    found = [p for p in found if os.path.commonpath([p, root]) == root and os.path.isfile(p)]
+    return found[0] if len(found) == 1 else None
+
+
+def run_line(result):
+    """What the ledger says of the synthesis's run, for a claim about the run itself."""
+    facts = run_facts([e for e in result.lookup.events if e.get("run") == result.run]) if result.run else None
+    if not facts:
+        return "Run facts (ledger): no /research run recorded"
+    options = facts["options"]
+    labels = [source_label(result.lookup, rel) for rel in result.lookup.run_pages(result.run)]
+    failed = sum(1 for e in result.lookup.events if e.get("run") == result.run and e.get("outcome") == "failed")
+    return (f"Run facts (ledger): run {facts['run']} · goal: {facts['goal']} · {facts['round']} of "
+            f"{options.get('max_rounds') or 1} rounds searched · {facts['requests']['search']} search requests · "
+            f"{len(facts['saved'])} of {options.get('max_sources')} pages saved: {' '.join(labels) or 'none'} · "
+            f"{failed} picks failed")
+
+
+def audit_brief(result):
+    """What cite-check knows, for the auditor's prompt: each cited sentence with its citations and the
+    best passage of every page it cites, the sentences whose citation is only their paragraph's, the
+    run's facts."""
+    out = [run_line(result), "", "Cited sentences (line, then the best passage of each cited page and the share "
+                                 "of the sentence's words it holds):"]
+    for row in evidence_rows(result):
+        out.append(f"L{row['line']}: {row['sentence']}")
+        out += [f"  {source_label(result.lookup, rel)} {share:.0%}: “{shorter(passage, AUDIT_PASSAGE_CHARS)}”"
+                for rel, share, passage in row["support"]]
+    borrowed = [s for s in result.sentences if s.fallback and s.cites and content_words(claim_text(s, quotes=True))]
+    if borrowed:
+        out += ["", "Sentences without a citation of their own (their paragraph's is used):"]
+        out += [f"L{s.line}: {shorter(' '.join(s.text.split()), 200)}" for s in borrowed]
+    return "\n".join(out) + "\n"
+
+
+def auditor_launch(tool_input, cwd, cfg):
+    """PreToolUse before the citation-auditor: in the foreground, on a synthesis that passes cite-check,
+    with what cite-check knows added to its prompt."""
+    if tool_input.get("run_in_background") is not False:
+        return deny(f'run {AUDITOR} with "run_in_background": false: its findings come back as the tool\'s result '
+                    f"and web.py records them")
+    path = prompt_synthesis(tool_input.get("prompt"), cwd, cfg)
+    if path is None:
+        return deny(f"{AUDITOR}: name the one synthesis to audit in the prompt (md/<topic>/<goal-slug>-synthesis.md)")
+    result = cite_check(path)
+    if result.errors:
+        return deny(f"{display_path(path)} fails cite-check ({counted(len(result.errors), 'error')}): fix them and "
+                    f"run cite-check until it exits 0, then audit")
+    prompt = f"{str(tool_input.get('prompt')).rstrip()}\n\nWhat cite-check knows:\n{audit_brief(result)}"
+    return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow",
+                                   "updatedInput": dict(tool_input, prompt=prompt)}}
+
+
+def auditor_done(payload, cfg):
+    """PostToolUse after the citation-auditor: write its answer beside the synthesis and record it in the
+    ledger with the synthesis's sha256 and the number of problems."""
+    import hashlib
+    tool_input, response = tool_input_of(payload), payload.get("tool_response")
+    answer = "\n".join(c.get("text") or "" for c in (response or {}).get("content") or []
+                       if isinstance(c, dict) and c.get("type") == "text").strip() if isinstance(response, dict) else ""
+    path = prompt_synthesis(tool_input.get("prompt"), str(payload.get("cwd") or os.getcwd()), cfg)
+    if not answer or path is None:
+        return None
+    with open(path, "rb") as handle:
+        sha = hashlib.sha256(handle.read()).hexdigest()
+    problems = audit_problems(answer)
+    head = [f"> synthesis: {os.path.basename(path)} · sha256 {sha[:12]} · {now_utc():%Y-%m-%d}",
+            f"> audited by: {AUDITOR} · {counted(problems, 'problem')}",
+            "> NOTE: each problem is fixed in the synthesis, then cite-check runs again", ""]
+    target = audit_path(path)
+    try:
+        atomic_write(target, ("\n".join(head) + "\n" + answer + "\n").encode("utf-8"))
+    except OSError as err:
+        raise writable_error(target, err)
+    web_dir = os.path.join(os.path.dirname(path), "web")
+    run = run_of(outline(read_synthesis(path))[1], read_ledger(os.path.join(web_dir, "_ledger.jsonl")))
+    append_events(web_dir, [ledger_event(run, "audit", None, file=os.path.basename(path), sha256=sha,
+                                         problems=problems, session=payload.get("session_id"))])
+    return None
+
+
+def audit_request(path, events, session):
+    """The Stop hook's one request for an audit: a synthesis this session wrote passes cite-check and its
+    run has no audit of it; asked once a session, recorded in the ledger."""
+    name, web_dir = os.path.basename(path), os.path.join(os.path.dirname(path), "web")
+    if any(e.get("command") == "audit" and e.get("file") == name for e in events) or any(
+            e.get("command") == "gate" and e.get("event") == "audit-asked" and e.get("file") == name and
+            e.get("session") == session for e in events):
+        return None
+    if not os.path.isfile(path) or cite_check(path).errors:
+        return None
+    append_events(web_dir, [ledger_event(current_run(events)[0], "gate", None, event="audit-asked", file=name,
+                                         session=session)])
+    shown = display_path(path)
+    return {"decision": "block", "reason": (
+        f"{shown} passes cite-check but has not been audited. Launch {AUDITOR}: Agent with subagent_type "
+        f'"{AUDITOR}", "run_in_background": false, prompt "Synthesis: {shown}"; fix every problem it names, then '
+        f"run python3 web.py cite-check {shown} again. (Asked once: the next stop is not blocked.)")}
 
 
 # --- export: the saved sources for a reference manager ------------------------------

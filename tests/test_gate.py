@@ -57,7 +57,7 @@ def hook(tmp_path, md_root):
                     "CLAUDE_PROJECT_DIR": ROOT, "HOME": str(tmp_path)}
         full_env.update(env)
         stdin = payload if isinstance(payload, bytes) else json.dumps(payload).encode("utf-8")
-        proc = subprocess.run(["sh", "-c", settings_hook("PostToolUse" if event == "post" else "Stop")],
+        proc = subprocess.run(["sh", "-c", settings_hook({"pre": "PreToolUse", "post": "PostToolUse"}.get(event, "Stop"))],
                               input=stdin, capture_output=True, env=full_env, timeout=30)
         out = proc.stdout.decode("utf-8")
         return proc.returncode, (json.loads(out) if out.strip() else None), proc.stderr.decode("utf-8")
@@ -149,10 +149,16 @@ def test_stop_is_silent_at_the_checkpoint_when_no_synthesis_was_written(hook, pr
     assert hook("stop", captured("stop.json")) == (0, None, "")
 
 
-def test_stop_is_silent_when_the_synthesis_of_this_session_passes(hook, project):
+def test_stop_asks_once_for_the_audit_of_a_passing_synthesis_of_this_session(hook, project):
     path = write(project, FAITHFUL)
     hook("post", captured("posttooluse-write.json", file_path=str(path)))
-    assert hook("stop", captured("stop.json")) == (0, None, "")
+    code, answer, err = hook("stop", captured("stop.json"))
+    shown = web.display_path(path)
+    assert (code, err) == (0, "") and answer == {"decision": "block", "reason": (
+        f'{shown} passes cite-check but has not been audited. Launch citation-auditor: Agent with subagent_type '
+        f'"citation-auditor", "run_in_background": false, prompt "Synthesis: {shown}"; fix every problem it names, '
+        f"then run python3 web.py cite-check {shown} again. (Asked once: the next stop is not blocked.)")}
+    assert hook("stop", captured("stop-after-block.json")) == (0, None, "")
 
 
 def test_stop_blocks_a_failing_synthesis_of_this_session_only(hook, project):
@@ -185,6 +191,7 @@ def test_stop_is_silent_once_the_synthesis_is_fixed(hook, project):
     hook("post", captured("posttooluse-write.json", file_path=str(path)))
     assert hook("stop", captured("stop.json"))[1]["decision"] == "block"
     write(project, FAITHFUL)
+    assert "has not been audited" in hook("stop", captured("stop-after-block.json"))[1]["reason"]
     assert hook("stop", captured("stop-after-block.json")) == (0, None, "")
 
 

@@ -244,8 +244,10 @@ def test_the_whole_manifest_of_a_topic_with_two_runs_a_policy_and_failures(run, 
      'launch page-reader on each long page without a note — [3] md/t/web/a.md — one Agent call a page, all in one '
      'message, "run_in_background": false; then run status again'),
     ({"round": 1, "scraped": True, "limit": 0, "need": [{"n": 3, "path": "md/t/web/a.md"}]}, "passed",
-     "the synthesis passed cite-check: present it to the user"),
-    ({"round": 1, "scraped": True, "limit": 0}, "passed", "the synthesis passed cite-check: present it to the user"),
+     'the synthesis passed cite-check: launch citation-auditor on it (Agent, "run_in_background": false, prompt: '
+     "Synthesis: md/t/x-synthesis.md), fix every problem it names, run cite-check again"),
+    ({"round": 1, "scraped": True, "limit": 0, "audit": {"problems": 2, "current": True}}, "passed",
+     "the synthesis passed cite-check and was audited: present it to the user"),
     ({"round": 1, "scraped": True, "limit": 0}, "failing", "fix the synthesis's 4 cite-check errors, then run "
                                                             "cite-check again"),
     ({"round": 1, "scraped": True, "limit": 0}, "changed", "run cite-check on the synthesis (it changed since the "
@@ -255,6 +257,6 @@ def test_the_whole_manifest_of_a_topic_with_two_runs_a_policy_and_failures(run, 
 ])
 def test_the_next_step_of_every_phase(facts, synthesis, sentence):
     facts = dict({"scraped": False, "limit": 0, "stop": [], "options": {"deep": facts.pop("deep", False)}}, **facts)
-    notes = {"done": [], "need": facts.pop("need", [])}
-    assert web.next_step("t", facts, {"status": synthesis, "errors": 4, "path": "md/t/x-synthesis.md"}, notes) == \
-        sentence
+    notes, audit = {"done": [], "need": facts.pop("need", [])}, facts.pop("audit", None)
+    entry = {"status": synthesis, "errors": 4, "path": "md/t/x-synthesis.md", "audit": audit}
+    assert web.next_step("t", facts, entry, notes) == sentence
