@@ -20,9 +20,10 @@ import time
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(TESTS)
-sys.path.insert(0, TESTS)
+sys.path[:0] = [TESTS, ROOT]
 
 from standins import FirecrawlStandIn, Reply, SearxngStandIn, captured_reply, make_hit, page_body  # noqa: E402
+from web import NOTE_LINE as NOTE  # noqa: E402
 
 PY = sys.executable   # the interpreter itself, not a shim in front of it
 WEB = os.path.join(ROOT, "web.py")
@@ -421,6 +422,73 @@ def reading(env, fire):
     return rows
 
 
+# --- verification: what Claude reads to check an 8-source synthesis ---------------------------
+
+def verification_topic(md_root, rng):
+    """Topic `verify`: 8 saved pages of sentences with numbers, and a synthesis of 40 cited sentences built
+    from them (paraphrases, quotes, numbers; a few compound sentences citing two pages)."""
+    web_dir = os.path.join(md_root, "verify", "web")
+    os.makedirs(web_dir)
+    facts, events = {}, [{"run": "r1", "command": "init", "goal": "how do tide pools work", "round": 0,
+                          "options": {"max_sources": 8, "deep": False, "max_rounds": 1}}]
+    for n in range(1, 9):
+        sentences = [f"{realistic_text(rng, 250, 450).capitalize()} counted {rng.randint(10, 9000)} in "
+                     f"{rng.randint(1990, 2024)}." for _ in range(60)]
+        facts[n] = sentences
+        name = f"page-{n}.md"
+        with open(os.path.join(web_dir, name), "w", encoding="utf-8") as handle:
+            handle.write(f"> source: https://p{n}.example/\n> query: q\n> fetched: 2026-12-01\n> relevance: r\n"
+                         f"> title: Page {n}\n{NOTE}\n\n" + "\n\n".join(sentences) + "\n")
+        events.append({"run": "r1", "command": "scrape", "outcome": "saved", "path": f"md/verify/web/{name}",
+                       "url": f"https://p{n}.example/", "batch": "b", "pick": n})
+    with open(os.path.join(web_dir, "_ledger.jsonl"), "w", encoding="utf-8") as handle:
+        handle.write("".join(json.dumps(e) + "\n" for e in events))
+    cite = {n: f"[{n}](web/page-{n}.md)" for n in facts}
+    lines = ["# How do tide pools work?", "", "> goal: how do tide pools work", "> topic: verify · run r1 · 2026-12-01",
+             "", "## Summary", ""]
+    lines += [f"{facts[n][0][:-1]} {cite[n]}." for n in (1, 2)] + ["", "## Findings", ""]
+    for k in range(36):
+        n, sentence = 1 + k % 8, facts[1 + k % 8][1 + k // 8]
+        words = sentence[:-1].split()
+        if k % 5 == 0:   # a quote of the page's own words
+            lines.append(f'- The survey notes that "{" ".join(words[:8])}" {cite[n]}.')
+        elif k % 7 == 0:   # a compound sentence, one page a clause
+            other = 1 + (n % 8)
+            lines.append(f"- {' '.join(words[:6])} {cite[n]}; {facts[other][2][:-1].lower()} {cite[other]}.")
+        else:   # a paraphrase: the page's words, some dropped
+            lines.append(f"- {' '.join(w for i, w in enumerate(words) if i % 4 != 3)} {cite[n]}.")
+    lines += ["", "## Reliability", "", "- All eight pages are field surveys of the same coast.", "", "## Sources", ""]
+    lines += [f"{n}. Page {n} — https://p{n}.example/ — [web/page-{n}.md](web/page-{n}.md)" for n in facts]
+    path = os.path.join(md_root, "verify", "how-do-tide-pools-work-synthesis.md")
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write("\n".join(lines) + "\n")
+    return path
+
+
+def verification(env, baseline):
+    """Characters Claude reads to verify an 8-source synthesis: cite-check's output with its review list,
+    plus the citation-auditor's answer (at its 3,000-character cap), against 2.0.0's cite-check --evidence
+    output and the evidence table SKILL.md had Claude read whole."""
+    path = verification_topic(env["WEB_MD_ROOT"], random.Random(11))
+    now = subprocess.run([PY, WEB, "cite-check", path], env=env, capture_output=True)
+    read = len(now.stdout.decode()) + len(now.stderr.decode())
+    auditor_cap = 3000
+    rows = [("verification of an 8-source synthesis: cite-check output (review list included)", read / 6000,
+             "<= 1.00 (6,000)", read <= 6000, f"{read:,} characters; exit {now.returncode}")]
+    if baseline:
+        before = subprocess.run([PY, baseline, "cite-check", path, "--evidence"], env=env, capture_output=True)
+        evidence = path[:-len("-synthesis.md")] + "-evidence.md"
+        with open(evidence, encoding="utf-8") as handle:
+            table = len(handle.read())
+        old = len(before.stdout.decode()) + len(before.stderr.decode()) + table
+        total = read + auditor_cap
+        rows.append(("  2.0.0 (--baseline): cite-check --evidence output + the evidence table", old, "(reported)", True,
+                     f"{old - table:,} + {table:,} characters"))
+        rows.append(("  now / 2.0.0, with the auditor's answer at its cap", total / old, "<= 0.15", total / old <= 0.15,
+                     f"{read:,} + {auditor_cap:,} vs {old:,} characters"))
+    return rows
+
+
 def straggler_run(env, fire, web, label, hang):
     """(seconds a --limit 3 scrape of 5 picks takes with its top pick hanging `hang` s, without it; saved)."""
     walls, saved = [], 0
@@ -462,7 +530,7 @@ def main():
     parser.add_argument("--baseline", metavar="WEB_PY",
                         help="an older web.py to run the token, straggler and save-path scenarios against too "
                              "(before/after in one run)")
-    parser.add_argument("--only", choices=["tokens", "straggler", "reading"], help="run one scenario")
+    parser.add_argument("--only", choices=["tokens", "straggler", "reading", "verification"], help="run one scenario")
     args = parser.parse_args()
     searx, fire = SearxngStandIn(), FirecrawlStandIn()
     with tempfile.TemporaryDirectory() as md_root:
@@ -471,6 +539,7 @@ def main():
                    PYTHONPATH=os.path.join(TESTS, "guard"))
         if args.only:
             rows = {"tokens": lambda: tokens(env, searx, fire, args.baseline), "reading": lambda: reading(env, fire),
+                    "verification": lambda: verification(env, args.baseline),
                     "straggler": lambda: straggler(env, fire, args.quick, args.baseline)}[args.only]()
         else:
             rows = fan_out(env, searx, args.quick)
@@ -480,6 +549,7 @@ def main():
             rows += bytes_per_result(env, searx)
             rows += tokens(env, searx, fire, args.baseline)
             rows += reading(env, fire)
+            rows += verification(env, args.baseline)
             rows += straggler(env, fire, args.quick, args.baseline)
             rows += save_path(env, fire, 2 if args.quick else 20, args.baseline)
     searx.close()
