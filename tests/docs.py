@@ -63,8 +63,8 @@ studied habitat on Earth {ZONES}.
 3. Shore species census 2023 — https://census.example.org/shore-species-2023
 4. Barnacles: filter feeders of the high zone — https://sealife.example.net/barnacles
 """
-FIXES = [("counted 1,420 ochre", "counted 1,240 ochre"),   # Claude's Edit of the draft: (old, new)
-         ("Acorn barnacles live for 20 years", "Acorn barnacles close their plates at low tide to keep from drying out")]
+FIXED = DRAFT.replace("counted 1,420 ochre", "counted 1,240 ochre").replace(
+    "Acorn barnacles live for 20 years", "Acorn barnacles close their plates at low tide to keep from drying out")
 POLICY = """# Source policy of the shore topic: `block` or `prefer`, a domain (its subdomains too), a note
 block tidepool-facts.example.com   content farm: copies other sites
 prefer shore.example.edu           university field station
@@ -77,13 +77,13 @@ def picks(rows):
 
 
 # (name, action, argument), played in order: "run" a command; "write" a file (path, text[, lines]);
-# "show" a file (path, lines); "edit" a file as Claude's Edit tool does (path, [(old, new)]), shown
-# as the diff. `lines`: None for all, N for the first N, (first, last) for a range; "…" marks a cut.
+# "show" a file (path, lines). `lines`: None for all, N for the first N, (first, last) for a range;
+# "…" marks a cut.
 SESSION = [
     ("doctor", "run", "python3 web.py doctor"),
     ("init", "run", 'python3 web.py init "how do tide pools work" --topic demo --max-sources 4 --deep --max-rounds 2 --json'),
-    ("search-1", "run", 'python3 web.py search "tide pool ecology" "intertidal zones" --topic demo'),
-    ("search", "run", 'python3 web.py search "tide pool ecology" --max 3'),
+    ("search-1", "run", 'python3 web.py search "tide pool ecology" "intertidal zones" --topic demo --max 3'),
+    ("search", "run", 'python3 web.py search "tide pool ecology" --max 2'),
     ("picks-1", "write", ("md/demo/web/_picks-1.json", picks([
         {"url": "https://survey.example.gov/tidepools-2019", "relevance": "The 2019 field survey: primary counts"},
         {"url": "https://example.org/tides", "relevance": "A field guide to tide pools, with a species table"},
@@ -99,16 +99,12 @@ SESSION = [
     ("manifest", "run", "python3 web.py manifest --topic demo"),
     ("draft", "write", (SYNTHESIS, DRAFT, (18, 20))),
     ("cite-check-draft", "run", f"python3 web.py cite-check {SYNTHESIS}"),
-    ("fix", "edit", (SYNTHESIS, FIXES)),
+    ("synthesis", "write", (SYNTHESIS, FIXED, (7, 11))),
     ("cite-check", "run", f"python3 web.py cite-check {SYNTHESIS} --evidence"),
-    ("synthesis", "show", (SYNTHESIS, (7, 17))),
-    ("evidence", "show", ("md/demo/how-do-tide-pools-work-evidence.md", 11)),
+    ("evidence", "show", ("md/demo/how-do-tide-pools-work-evidence.md", 9)),
     ("status", "run", "python3 web.py status --topic demo"),
     ("export-bibtex", "run", f"python3 web.py export --topic demo --format bibtex --cited-in {SYNTHESIS} --out demo.bib"),
-    ("export-bibtex-file", "show", ("demo.bib", 8)),
     ("policy", "write", ("md/shore/sources.txt", POLICY)),
-    ("search-policy", "run", 'python3 web.py search "intertidal zones" --topic shore'),
-    ("scrape-policy", "run", "python3 web.py scrape https://tidepool-facts.example.com/top-10 --topic shore"),
 ]
 VOLATILE = [(re.compile(r"127\.0\.0\.1:\d{2,5}"), "127.0.0.1:PORT"), (re.compile(r'"elapsed_ms":\d+'), '"elapsed_ms":0'),
             (re.compile(r"\d{8}T\d{6}Z-[0-9a-f]{4}"), "RUN"), (re.compile(r"\d{4}[-/]\d{2}[-/]\d{2}"), "DATE"),
@@ -169,13 +165,7 @@ def play(project, env, runner):
     blocks, fill = {}, {}
     for name, action, argument in SESSION:
         if action == "run":
-            argv = shlex.split(argument)
-            stdin = None
-            if "<" in argv:
-                with open(os.path.join(project, argv[-1]), "rb") as handle:
-                    stdin = handle.read()
-                argv = argv[:argv.index("<")]
-            code, out, err = runner(project, env, argv[1:], stdin)
+            code, out, err = runner(project, env, shlex.split(argument)[1:], None)
             blocks[name] = f"$ {argument}\n{err}{out}" + (f"[exit {code}]\n" if code else "")
             if name == "init":
                 fill = {"run": json.loads(out)["run"], "date": f"{web.now_utc():%Y-%m-%d}"}
@@ -185,23 +175,12 @@ def play(project, env, runner):
         if action == "write":
             content = content.format(**fill) if "{run}" in content else content
             os.makedirs(os.path.dirname(path), exist_ok=True)
-        elif action == "edit":
-            with open(path, encoding="utf-8") as handle:
-                before = handle.read()
-            content = before
-            for old, new in argument[1]:
-                assert content.count(old) == 1, f"{name}: {old!r} must occur once in {path}"
-                content = content.replace(old, new)
-            diff = difflib.unified_diff(before.splitlines(True), content.splitlines(True), n=0)
-            blocks[name] = "".join(line for line in diff if not line.startswith(("---", "+++")))
+            with open(path, "w", encoding="utf-8") as handle:
+                handle.write(content)
         else:   # show
             with open(path, encoding="utf-8") as handle:
-                blocks[name] = excerpt(handle.read(), content)
-            continue
-        with open(path, "w", encoding="utf-8") as handle:
-            handle.write(content)
-        if action == "write":
-            blocks[name] = excerpt(content, lines)
+                content, lines = handle.read(), content
+        blocks[name] = excerpt(content, lines)
     return blocks
 
 
