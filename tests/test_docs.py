@@ -65,3 +65,19 @@ def test_the_check_ignores_only_what_varies_between_runs():
         "http://127.0.0.1:PORT/x run RUN on DATE \"elapsed_ms\":0"
     assert docs.normalise("Y2  - 2026/12/01 [[2026, 12, 1]]") == "Y2  - DATE [[DATE]]"
     assert docs.normalise("523 words, 1,240 sea stars") == "523 words, 1,240 sea stars"
+
+
+def test_every_command_and_option_is_documented_outside_the_examples():
+    """README has no `-h` dump: each command has its section, and each option is named in the prose or
+    tables, not only inside a generated example."""
+    with open(docs.README, encoding="utf-8") as handle:
+        prose = docs.EXAMPLE.sub("", handle.read())
+    parser = web.build_parser()
+    commands = next(action for action in parser._actions if action.choices and "search" in action.choices)
+    assert set(commands.choices) == set(web.COMMANDS)
+    missing = [f"{name} {option}" for name, sub in commands.choices.items() for action in sub._actions
+               for option in action.option_strings if option.startswith("--") and option != "--help"
+               and option not in prose]
+    missing += [f"### {name}" for name in commands.choices if f"\n### {name}\n" not in prose]
+    assert not missing, missing
+    assert "--version" in prose
