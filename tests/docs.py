@@ -103,7 +103,8 @@ SESSION = [
     ("cite-check", "run", f"python3 web.py cite-check {SYNTHESIS} --evidence"),
     ("evidence", "show", ("md/demo/how-do-tide-pools-work-evidence.md", 9)),
     ("status", "run", "python3 web.py status --topic demo"),
-    ("export-bibtex", "run", f"python3 web.py export --topic demo --format bibtex --cited-in {SYNTHESIS} --out demo.bib"),
+    ("export-bibtex", "run",
+     f"python3 web.py export --topic demo --format bibtex --cited-in {SYNTHESIS} --out demo.bib"),
     ("policy", "write", ("md/shore/sources.txt", POLICY)),
 ]
 VOLATILE = [(re.compile(r"127\.0\.0\.1:\d{2,5}"), "127.0.0.1:PORT"), (re.compile(r'"elapsed_ms":\d+'), '"elapsed_ms":0'),
@@ -138,7 +139,7 @@ def session_outputs(runner=None):
         env = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy") and not k.startswith(
             ("WEB_", "SEARXNG_", "FIRECRAWL_", "CLAUDE_"))}
         env.update(WEBTOOLS_HOST="127.0.0.1", SEARXNG_URL=searx.url, FIRECRAWL_URL=fire.url, LANG="C.UTF-8",
-                   PYTHONPATH=os.path.join(TESTS, "guard"), COLUMNS="100")
+                   PYTHONPATH=os.path.join(TESTS, "guard"))
         return play(project, env, runner or run_process)
     finally:
         searx.close()
