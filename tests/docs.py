@@ -81,6 +81,7 @@ def picks(rows):
 # "…" marks a cut.
 SESSION = [
     ("doctor", "run", "python3 web.py doctor"),
+    ("scrape-out", "run", "python3 web.py scrape https://guide.example.org/tide-pools --out guide.md"),
     ("init", "run", 'python3 web.py init "how do tide pools work" --topic demo --max-sources 4 --deep --max-rounds 2 --json'),
     ("search-1", "run", 'python3 web.py search "tide pool ecology" "intertidal zones" --topic demo --max 3'),
     ("search", "run", 'python3 web.py search "tide pool ecology" --max 2'),
@@ -96,6 +97,7 @@ SESSION = [
         {"url": "https://sealife.example.net/barnacles", "relevance": "How barnacles live in the high zone"}]))),
     ("scrape-2", "run", "python3 web.py scrape --topic demo --from md/demo/web/_picks-2.json --limit 2"),
     ("page", "show", ("md/demo/web/example-org-tides.md", 12)),
+    ("outline", "run", "python3 web.py outline guide.md"),
     ("manifest", "run", "python3 web.py manifest --topic demo"),
     ("draft", "write", (SYNTHESIS, DRAFT, (18, 20))),
     ("cite-check-draft", "run", f"python3 web.py cite-check {SYNTHESIS}"),
