@@ -13,7 +13,8 @@ must stop it, in a new conversation and in one resumed with `claude -c`, and nev
 checkpoint turn. The model also launches the page-reader subagent (.claude/agents/) on the long
 page: it must run with its own three tools and the outline in its prompt, its note must be saved
 and reach the main conversation; a whole Read of the long page and a reader in the background
-must be refused.
+must be refused. A synthesis that passes gets one request for the citation-auditor, which must run
+with its own three tools and cite-check's facts in its prompt, its answer saved beside the synthesis.
 Everything runs under `unshare --net` (root, or unprivileged user namespaces): the only network
 there is loopback, so neither the client nor anything it starts can reach another address.
 """
@@ -63,7 +64,12 @@ LONG_BODY = "Tide pools at length\n====================\n\n" + "".join(
     f"Part {k}\n-------\n\nThe pools of part {k} hold water between tides, and zone {k} is the subject of this "
     f"part of the page, written at some length for the reader. " * 4 + "\n\n" for k in range(1, 30))
 NOTE = 'Contributes: zones.\nPassages:\n- L{line}: "The pools of part 1 hold water between tides"\nNumbers:\nnone'
+PASSING = ("tool", "Write", {"file_path": SYNTHESIS, "content": DRAFT.replace(INVENTED, TRUE)})
+AUDITOR_LAUNCH = ("tool", "Agent", {"subagent_type": "citation-auditor", "description": "audit", "run_in_background": False,
+                                    "prompt": f"Synthesis: {SYNTHESIS}"})
 SCENARIOS = {   # what the scripted model does, one step per request; what must happen
+    "writes a passing synthesis, asked once for the audit": [
+        PASSING, ("text", "Done."), AUDITOR_LAUNCH, ("text", "Audited: no problems."), ("text", "Done again.")],
     "reads a long page through page-reader": [
         ("tool", "Read", {"file_path": LONG}), ("tool", "Agent", dict(READER_LAUNCH[2], run_in_background=True)),
         READER_LAUNCH,
@@ -90,6 +96,9 @@ class ScriptedModel(BaseHTTPRequestHandler):
         step = ("text", "ok")
         if request.get("tools") and "You read one saved web page" in json.dumps(request.get("system")):
             step = self.reader_step(request)
+        elif request.get("tools") and "You audit one research synthesis" in json.dumps(request.get("system")):
+            self.reader.append(([t.get("name") for t in request["tools"]], json.dumps(request["messages"][0])))
+            step = ("text", "Problems: 0")
         elif request.get("tools") and self.path.startswith("/v1/messages") and "count_tokens" not in self.path:
             step = self.script.pop(0) if self.script else ("text", "Nothing more.")
             self.seen.append(json.dumps(request["messages"], ensure_ascii=False))
@@ -174,6 +183,8 @@ def verdicts(name, answer, seen, passes):
     stops = sum(f"(block {k} of 3)" in seen[-1] for k in (1, 2, 3))
     if name.startswith("reads a long page"):
         return reader_verdicts(answer, seen)
+    if name.startswith("writes a passing synthesis"):
+        return auditor_verdicts(seen)
     if name.startswith("checkpoint"):
         return [("the turn ends at once, unblocked", len(seen) == 1 and "Stop hook" not in answer)]
     checks = [("the model saw the PostToolUse block right after the Write",
@@ -204,6 +215,18 @@ def reader_verdicts(answer, seen):
             ("the reader's prompt carried the page's outline", "The page's outline (web.py outline)" in first_prompt),
             ("the note was saved, its passage verbatim at its line", "checked: 1 of 1 passages verbatim" in saved),
             ("the note reached the main conversation", "The pools of part 1 hold water between tides" in seen[3])]
+
+
+def auditor_verdicts(seen):
+    """What must have happened when a passing synthesis was written and the model ended its turn."""
+    tools = {tuple(names) for names, _ in ScriptedModel.reader}
+    prompt = ScriptedModel.reader[0][1] if ScriptedModel.reader else ""
+    audit = os.path.join(ScriptedModel.folder, SYNTHESIS.replace("-synthesis.md", "-audit.md"))
+    return [("the Stop hook asked for the audit", "has not been audited" in seen[2]),
+            ("the auditor ran with exactly Read, Grep, Glob", tools == {("Read", "Grep", "Glob")}),
+            ("the auditor's prompt carried what cite-check knows", "What cite-check knows" in prompt),
+            ("its answer was saved beside the synthesis", os.path.isfile(audit)),
+            ("the turn ended after the audit: asked once", len(seen) == 4)]
 
 
 def check_all(claude):
