@@ -59,7 +59,8 @@ EXIT_CODES = (
     (EXIT_OK, "success"),
     (EXIT_PARTIAL, "partial: pages or queries failed (scrape: and --limit was not met); cite-check: errors to fix"),
     (EXIT_USAGE, "usage or bad input (arguments, topic, query, --from file, environment, cite-check file)"),
-    (EXIT_CONFIG, "configuration: SearXNG json off or its limiter, Firecrawl key or route, md root not writable"),
+    (EXIT_CONFIG, "configuration: SearXNG json off or its limiter, Firecrawl key or route, md root missing or "
+                  "not writable"),
     (EXIT_UNREACHABLE, "the box is unreachable or keeps failing (refused, timeouts, 5xx after retries)"),
     (EXIT_UNEXPECTED, "unexpected response: not the JSON the API defines"),
     (EXIT_INTERNAL, "a bug in web.py (one line; WEB_DEBUG=1 shows the traceback)"),
@@ -1041,9 +1042,18 @@ def writable_error(path, err):
                    "make the md root writable or point WEB_MD_ROOT elsewhere")
 
 
+def check_md_root(cfg):
+    """Failure(config) when the md root is not an existing folder: web.py never makes one."""
+    if not os.path.isdir(cfg.md_root):
+        what = "is not a folder" if os.path.exists(cfg.md_root) else "does not exist"
+        raise Failure(EXIT_CONFIG, "storage", f"the md root {display_path(cfg.md_root)} {what}",
+                      "point WEB_MD_ROOT at an existing folder, or create it")
+
+
 def topic_dirs(cfg, topic, create=True):
     """(topic_dir, web_dir) inside the md root; symlinks leading out of it are refused."""
     parts = check_topic(topic)
+    check_md_root(cfg)
     topic_dir = os.path.join(cfg.md_root, *parts)
     web_dir = os.path.join(topic_dir, "web")
     root = os.path.realpath(cfg.md_root)
@@ -1338,7 +1348,7 @@ def cmd_search(args, cfg):
     queries = list(dict.fromkeys(check_query(q) for q in args.queries))
     sites = [check_domain(d, "--site") for d in args.site or []]
     excluded = [check_domain(d, "--exclude-site") for d in args.exclude_site or []]
-    store = TopicStore(cfg, args.topic) if args.topic is not None else None
+    store = existing_topic(cfg, args.topic) if args.topic is not None else None
     scope = topic_scope(store, sites, excluded) if store else Scope(sites, excluded)
     options = {"categories": args.categories, "language": args.language, "time_range": args.time_range}
     with ThreadPoolExecutor(max_workers=args.workers or cfg.workers) as pool:
@@ -1540,7 +1550,7 @@ def cmd_scrape(args, cfg):
         return scrape_to_file(args, cfg, candidates[0])
     if args.topic is None:
         return scrape_to_stdout(args, cfg, candidates[0])
-    report, code = ScrapeBatch(args, cfg, TopicStore(cfg, args.topic), candidates).run()
+    report, code = ScrapeBatch(args, cfg, existing_topic(cfg, args.topic), candidates).run()
     report["elapsed_ms"] = elapsed_ms(started)
     if args.json:
         emit_json(report)
@@ -1973,7 +1983,10 @@ def doctor_firecrawl(cfg, url):
 def doctor_md_root(cfg):
     probe = os.path.join(cfg.md_root, f".doctor-{os.getpid()}")
     try:
-        os.makedirs(cfg.md_root, exist_ok=True)
+        check_md_root(cfg)
+    except Failure as err:
+        return doctor_check("md-root", False, err.what, err.code, err.fix)
+    try:
         atomic_write(probe, b"ok")
         os.unlink(probe)
     except OSError as err:
@@ -1986,8 +1999,6 @@ def cmd_init(args, cfg):
     goal = " ".join(" ".join(args.goal).split())
     if not goal:
         raise usage_error("the research goal is empty", 'give it first: web.py init "goal" --topic T')
-    if args.topic is None:
-        raise usage_error("the topic is missing", 'add --topic T, e.g. web.py init "goal" --topic demonology')
     if args.max_rounds is not None and not args.deep:
         raise usage_error("--max-rounds goes with --deep", "add --deep, or drop --max-rounds")
     max_rounds = args.max_rounds if args.max_rounds is not None else 3
@@ -2044,14 +2055,29 @@ def corpus_entries(topic_dir):
 
 
 def existing_topic(cfg, topic):
-    """A TopicStore for a topic that exists; a usage error (creating nothing) for one that does not."""
+    """A TopicStore for a topic that exists; a usage error (creating nothing) for one that does not:
+    only init starts a topic, so a typo never makes a second one."""
     topic_dir, _ = topic_dirs(cfg, topic, create=False)
     if not os.path.isdir(topic_dir):
-        known = sorted(n for n in os.listdir(cfg.md_root) if os.path.isdir(os.path.join(cfg.md_root, n))) \
-            if os.path.isdir(cfg.md_root) else []
+        import difflib
+        known = known_topics(cfg.md_root)
+        close = difflib.get_close_matches(topic, known, n=1)
+        start = f'a new topic starts with web.py init "goal" --topic {topic}'
         raise usage_error(f"there is no topic {topic!r} in {display_path(cfg.md_root)}",
-                          f"topics: {', '.join(known)}" if known else "start one with web.py init")
+                          f"did you mean {close[0]}? ({start})" if close else
+                          f"topics: {', '.join(known)}; {start}" if known else start)
     return TopicStore(cfg, topic)
+
+
+def known_topics(md_root):
+    """The topics under the md root: its folders, and deeper folders that hold a web/ folder."""
+    found = []
+    for folder, dirs, _ in os.walk(md_root):
+        dirs[:] = sorted(d for d in dirs if d != "web" and not d.startswith("."))
+        rel = os.path.relpath(folder, md_root).replace(os.sep, "/")
+        if rel != "." and ("/" not in rel or os.path.isdir(os.path.join(folder, "web"))):
+            found.append(rel)
+    return found
 
 
 # --- status: where a run stands -------------------------------------------------
@@ -3696,8 +3722,9 @@ def add_doctor(commands):
 
 def add_init(commands):
     init = commands.add_parser("init", help="start a /research run: validate its arguments, create the folders")
-    init.add_argument("goal", nargs="*", metavar="GOAL", help="the research goal (words are joined)")
-    init.add_argument("--topic", metavar="T", help="the topic folder md/T/ (required; a/b makes a sub-topic)")
+    init.add_argument("goal", nargs="+", metavar="GOAL", help="the research goal (required; words are joined)")
+    init.add_argument("--topic", metavar="T", required=True,
+                      help="the topic folder md/T/, made if missing (required; a/b: a sub-topic)")
     init.add_argument("--max-sources", type=int_in(1, 100), default=12, metavar="N",
                       help="pages to save over all rounds, 1–100 (default %(default)s)")
     init.add_argument("--deep", action="store_true", help="allow further rounds of search and scrape")

@@ -37,6 +37,12 @@ def run_web(env, *argv):
     return wall, proc.stdout
 
 
+def topic(env, name):
+    """A topic folder for a scrape by hand (only init starts a topic; scrape refuses a new one)."""
+    os.makedirs(os.path.join(env["WEB_MD_ROOT"], name), exist_ok=True)
+    return name
+
+
 def median_wall(env, reps, *argv):
     return statistics.median(run_web(env, *argv)[0] for _ in range(reps))
 
@@ -67,8 +73,8 @@ def budgeted_scrape(env, fire, quick):
         picks = os.path.join(tmp, "picks.json")
         with open(picks, "w", encoding="utf-8") as handle:
             json.dump([{"url": f"https://budget.example/a{i}"} for i in range(12)], handle)
-        wall, out = run_web(env, "scrape", "--topic", "bench-a", "--from", picks, "--workers", "4", "--limit", "12",
-                            "--json")
+        wall, out = run_web(env, "scrape", "--topic", topic(env, "bench-a"), "--from", picks, "--workers", "4",
+                            "--limit", "12", "--json")
         saved = len(json.loads(out)["saved"])
         limit = 3 * latency
         rows.append((f"budgeted scrape, 12 candidates, {latency:g} s/page, W=4, --limit 12", wall / limit, "<= 1.10",
@@ -78,8 +84,8 @@ def budgeted_scrape(env, fire, quick):
             fire.set_page(url, captured_reply("notfound.json"))   # answers at once: a failed target
         with open(picks, "w", encoding="utf-8") as handle:
             json.dump([{"url": u} for u in urls], handle)
-        wall, out = run_web(env, "scrape", "--topic", "bench-b", "--from", picks, "--workers", "4", "--limit", "12",
-                            "--json")
+        wall, out = run_web(env, "scrape", "--topic", topic(env, "bench-b"), "--from", picks, "--workers", "4",
+                            "--limit", "12", "--json")
         report = json.loads(out)
         rows.append(("  same, 3 of the first 6 failing fast, 15 candidates", wall / limit, "<= 1.20",
                      wall / limit <= 1.20 and len(report["saved"]) == 12,
@@ -332,7 +338,7 @@ def straggler_run(env, fire, web, label, hang):
                 json.dump([{"url": u} for u in urls], handle)
             fire.delay = 0.2
             started = time.perf_counter()
-            proc = subprocess.run([PY, web, "scrape", "--topic", f"straggle-{label}-{case}", "--from", picks,
+            proc = subprocess.run([PY, web, "scrape", "--topic", topic(env, f"straggle-{label}-{case}"), "--from", picks,
                                    "--limit", "3", "--json"], env=env, capture_output=True)
             walls.append(time.perf_counter() - started)
             saved = len(json.loads(proc.stdout).get("saved", []))

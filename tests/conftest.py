@@ -37,6 +37,8 @@ def loopback_only(monkeypatch, tmp_path):
     monkeypatch.setenv("SEARXNG_PORT", "9")      # discard port: nothing listens unless a stand-in is used
     monkeypatch.setenv("FIRECRAWL_PORT", "9")
     monkeypatch.setenv("WEB_RETRIES", "2")
+    (tmp_path / "md" / "t").mkdir(parents=True)  # the md root exists, as md/ does in the repository, with a
+    #                                              topic t: only init starts a topic, scrape and search refuse a new one
     monkeypatch.setenv("WEB_MD_ROOT", str(tmp_path / "md"))
     monkeypatch.setenv("PYTHONPATH", GUARD)
     monkeypatch.setenv("LANG", "C.UTF-8")

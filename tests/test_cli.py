@@ -241,7 +241,7 @@ def test_doctor_prints_every_setting_and_check_on_its_own_line(run, searx, fire,
         f"ok   firecrawl  {fire.url}: scraped https://example.com (262 words)",
         f"ok   md-root    {web.display_path(md_root)} is writable"]
     assert searx.queries_seen() == ["searxng"] and len(searx.requests) == 1      # one probe, page 1
-    assert not [p for p in md_root.iterdir()]                                  # the probe file is gone
+    assert [p.name for p in md_root.iterdir()] == ["t"]                        # the probe file is gone
 
 
 def test_doctor_fails_when_every_engine_is_unresponsive(run, searx, fire):

@@ -198,6 +198,7 @@ def test_dry_run_end_to_end(run, searx, fire, md_root):
 
 
 def test_cite_check_numbers_are_the_manifest_numbers(run, fire, md_root):
+    (md_root / TOPIC).mkdir()
     for url in ("https://a.example.org/first", "https://b.example.org/second"):
         run("scrape", url, "--topic", TOPIC, "--workers", "1")
     synthesis = md_root / TOPIC / "s-synthesis.md"
@@ -219,14 +220,14 @@ def test_cite_check_refuses_links_outside_the_topic(run, md_root, tmp_path):
 
 
 def test_init_validates_the_arguments(run, md_root):
-    assert run("init", "--topic", "t").code == 2
+    assert run("init", "--topic", "new").code == 2
     r = run("init", "a goal")
-    assert r.code == 2 and "the topic is missing — add --topic T" in r.err
-    assert run("init", "goal", "--topic", "t", "--max-rounds", "2").code == 2
+    assert r.code == 2 and "the following arguments are required: --topic" in r.err
+    assert run("init", "goal", "--topic", "new", "--max-rounds", "2").code == 2
     assert run("init", "goal", "--topic", "../escape").code == 2
-    assert run("init", "goal", "--topic", "t", "--max-sources", "0").code == 2
-    assert not (md_root / "t").exists()
-    deep = run("init", "unquoted", "goal", "words", "--topic", "t", "--deep", "--max-rounds", "2", "--json").json
+    assert run("init", "goal", "--topic", "new", "--max-sources", "0").code == 2
+    assert not (md_root / "new").exists()
+    deep = run("init", "unquoted", "goal", "words", "--topic", "new", "--deep", "--max-rounds", "2", "--json").json
     assert deep["goal"] == "unquoted goal words" and deep["options"]["max_rounds"] == 2
 
 

@@ -131,7 +131,6 @@ def test_an_empty_topic_is_a_usage_error_for_every_command(run, searx, md_root, 
 def test_a_symlink_out_of_the_md_root_is_refused(run, fire, md_root, tmp_path):
     outside = tmp_path / "outside"
     outside.mkdir()
-    md_root.mkdir()
     os.symlink(outside, md_root / "escape")
     r = run("scrape", "https://example.org/a", "--topic", "escape")
     assert r.code == web.EXIT_USAGE and "resolves outside the md root" in r.err
@@ -260,8 +259,11 @@ def test_cite_check_on_bad_files(run, md_root, tmp_path, name, data, message):
 BAD_ARGS = [(["scrape", "https://a.org/", "--topic", "t", "--limit", "0"], "usage: --limit 0 is out of range — use 1 to 1000"),
             (["search", "q", "--max", "101"], "usage: --max 101 is out of range — use 1 to 100"),
             (["search", "q", "--workers", "65"], "usage: --workers 65 is out of range — use 1 to 64"),
-            (["init", "goal"], 'usage: the topic is missing — add --topic T, e.g. web.py init "goal" --topic demonology'),
-            (["init", "--topic", "t"], 'usage: the research goal is empty — give it first: web.py init "goal" --topic T'),
+            (["init", "goal"], "usage: web.py init: the following arguments are required: --topic — see web.py init -h"),
+            (["init", "--topic", "t"], "usage: web.py init: the following arguments are required: GOAL — see web.py "
+                                       "init -h"),
+            (["init", " ", "--topic", "t"], 'usage: the research goal is empty — give it first: web.py init "goal" '
+                                            '--topic T'),
             (["init", "goal", "--topic", "t", "--max-rounds", "2"], "usage: --max-rounds goes with --deep — add --deep, "
                                                                     "or drop --max-rounds"),
             (["manifest"], "usage: web.py manifest: the following arguments are required: --topic — see web.py manifest -h"),

@@ -190,6 +190,7 @@ def exported(run, fire, md_root):
     for url, title in TITLES.items():
         fire.set_page(url, page_body(url, article_markdown(title), title=title, ogSiteName="The Site",
                                      publishedTime="2024-03-05"))
+    (md_root / "shore").mkdir()
     assert run("scrape", *TITLES, "--topic", "shore", "--workers", "1").code == 0
     return lambda fmt, *more: run("export", "--topic", "shore", "--format", fmt, *more)
 

@@ -161,6 +161,7 @@ def test_korean_page_end_to_end(run, fire, md_root):
     url = "https://ko.example.org/악마/위계"
     markdown = "# 악마의 위계\n\n" + "천사와 악마의 위계는 중세 신학에서 자주 논의되었다. " * 30
     fire.set_page(url, page_body(url, markdown, title="악마의 위계 — 연구"))
+    (md_root / "악마").mkdir()
     r = run("scrape", url, "--topic", "악마", "--query", "악마 위계", "--json")
     assert r.code == 0, r
     path = md_root / "악마" / "web" / "ko-example-org.md"

@@ -105,7 +105,8 @@ def test_status_and_manifest_refuse_a_topic_that_does_not_exist_and_create_nothi
         before = snapshot(md_root)
         r = run(command, "--topic", "typo")
         assert r.code == web.EXIT_USAGE and r.err == (
-            f"web.py: usage: there is no topic 'typo' in {web.display_path(md_root)} — topics: real\n")
+            f"web.py: usage: there is no topic 'typo' in {web.display_path(md_root)} — topics: real, t; a new topic "
+            f"starts with web.py init \"goal\" --topic typo\n")
         assert snapshot(md_root) == before
 
 

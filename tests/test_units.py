@@ -360,13 +360,14 @@ def test_bad_topics(topic):
 # --- atomic writes -------------------------------------------------------------------
 
 def test_atomic_write_leaves_the_old_file_and_no_temporary_when_interrupted(tmp_path):
-    target = tmp_path / "page.md"
+    (tmp_path / "pages").mkdir()
+    target = tmp_path / "pages" / "page.md"
     target.write_bytes(b"old page\n")
     with pytest.raises(TypeError):
         web.atomic_write(str(target), b"new first half, then ", object())   # dies mid-write
-    assert target.read_bytes() == b"old page\n" and [p.name for p in tmp_path.iterdir()] == ["page.md"]
+    assert target.read_bytes() == b"old page\n" and [p.name for p in target.parent.iterdir()] == ["page.md"]
     web.atomic_write(str(target), b"new ", b"page\n")
-    assert target.read_bytes() == b"new page\n" and [p.name for p in tmp_path.iterdir()] == ["page.md"]
+    assert target.read_bytes() == b"new page\n" and [p.name for p in target.parent.iterdir()] == ["page.md"]
 
 
 # --- the manifest's generated block --------------------------------------------------------------
