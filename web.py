@@ -502,6 +502,8 @@ def url_slug(url, limit=80):
         slug = "page"
     if slug.split("-")[0] in WINDOWS_RESERVED:
         slug = f"page-{slug}"[:limit].strip("-")
+    if slug.endswith("-synthesis"):   # a saved page never looks like (or replaces) a synthesis
+        slug = f"{slug[:limit - 5].rstrip('-')}-page"
     return slug
 
 
@@ -1547,7 +1549,7 @@ def cmd_scrape(args, cfg):
     if args.json and args.topic is None and not args.out:
         raise usage_error("--json needs --topic or --out", "without them the page itself is printed")
     if args.out:
-        return scrape_to_file(args, cfg, candidates[0])
+        return scrape_to_file(args, cfg, candidates[0], check_out(args.out, args.force))
     if args.topic is None:
         return scrape_to_stdout(args, cfg, candidates[0])
     report, code = ScrapeBatch(args, cfg, existing_topic(cfg, args.topic), candidates).run()
@@ -1598,14 +1600,24 @@ def scrape_to_stdout(args, cfg, candidate):
     return EXIT_OK
 
 
-def scrape_to_file(args, cfg, candidate):
+def check_out(path, force):
+    """The absolute path of an --out FILE; a usage error for a synthesis (never written, even with
+    --force) or for a file that exists, unless `force`."""
+    full, shown = os.path.abspath(path), display_path(path)
+    if full.lower().endswith("-synthesis.md"):
+        raise usage_error(f"--out {shown} names a synthesis", "web.py never writes or replaces one: choose another path")
+    if os.path.lexists(full) and not force:
+        raise usage_error(f"--out {shown} exists", "choose another path, or add --force to replace it")
+    return full
+
+
+def scrape_to_file(args, cfg, candidate, path):
     started = time.monotonic()
     try:
         header, body, title, words, flags = scrape_single(args, cfg, candidate)
     except (PageFailure, Failure) as err:
         return single_failure(args, candidate, err, started)
     chunks, _, _ = encode_page(header, body)
-    path = os.path.abspath(args.out)
     try:
         if os.path.dirname(path):
             os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -3599,14 +3611,14 @@ EXPORTERS = {"bibtex": bibtex, "csl-json": csl_json, "ris": ris}
 
 def cmd_export(args, cfg):
     store = existing_topic(cfg, args.topic)
+    path = check_out(args.out, args.force) if args.out else None
     entries = export_entries(store, args.cited_in)
     if not entries:
         raise usage_error(f"no saved sources to export in topic {args.topic!r}" + (" cited by the synthesis" if
                                                                                      args.cited_in else ""),
                           "scrape pages first" if not args.cited_in else "cite saved pages in it first")
     text = EXPORTERS[args.format](entries)
-    if args.out:
-        path = os.path.abspath(args.out)
+    if path:
         try:
             atomic_write(path, text.encode("utf-8"))
         except OSError as err:
@@ -3692,7 +3704,8 @@ def add_scope(parser, site_help):
 def add_scrape(commands):
     scrape = commands.add_parser("scrape", help="scrape pages to markdown with Firecrawl")
     scrape.add_argument("urls", nargs="*", metavar="URL", help="pages to scrape (several need --topic)")
-    scrape.add_argument("--out", metavar="PATH", help="save the one page, with its header, to PATH")
+    scrape.add_argument("--out", metavar="PATH",
+                        help="save the one page, with its header, to PATH, never over an existing file")
     scrape.add_argument("--topic", metavar="T", help="save each page to md/T/web/<slug>.md")
     scrape.add_argument("--query", metavar="Q",
                         help="the query that found the page(s), for the header (default: the topic's first query "
@@ -3704,7 +3717,9 @@ def add_scrape(commands):
     scrape.add_argument("--limit", type=int_in(1, MAX_CANDIDATES), metavar="N",
                         help=f"stop once N pages are saved, 1–{MAX_CANDIDATES}; failed pages fall through to the "
                              f"next candidate (default: every candidate)")
-    scrape.add_argument("--force", action="store_true", help="re-scrape URLs already saved in the topic")
+    scrape.add_argument("--force", action="store_true",
+                        help="re-scrape URLs already saved in the topic; with --out, replace an existing PATH "
+                             "(never a *-synthesis.md)")
     scrape.add_argument("--full-page", action="store_true", help="keep navigation and footers (onlyMainContent off)")
     scrape.add_argument("--allow-private", action="store_true",
                         help="allow private/loopback addresses (your own intranet pages; never from page content)")
@@ -3763,7 +3778,8 @@ def add_export(commands):
     export.add_argument("--cited-in", metavar="SYNTHESIS",
                         help="only the pages this synthesis of the topic cites, in citation-number order "
                              "(default: every saved page)")
-    export.add_argument("--out", metavar="FILE", help="write to FILE (default: stdout)")
+    export.add_argument("--out", metavar="FILE", help="write to FILE, never over an existing one (default: stdout)")
+    export.add_argument("--force", action="store_true", help="replace an existing --out FILE (never a *-synthesis.md)")
 
 
 def add_hook(commands):

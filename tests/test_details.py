@@ -68,7 +68,7 @@ def test_a_firecrawl_verdict_with_details_or_a_code_is_shown_whole(run, fire):
         ("invalid-url", "Firecrawl: Bad Request")]
 
 
-def test_an_html_route_404_and_a_key_firecrawl_wants_are_configuration(run, fire, monkeypatch):
+def test_an_html_route_404_and_a_key_firecrawl_wants_are_configuration(run, fire, monkeypatch, tmp_path):
     monkeypatch.setenv("FIRECRAWL_URL", fire.url + "/v0")
     r = run("scrape", "https://example.org/a", "--json")
     assert r.code == web.EXIT_USAGE    # --json needs --topic or --out: checked before any request
@@ -78,7 +78,7 @@ def test_an_html_route_404_and_a_key_firecrawl_wants_are_configuration(run, fire
                                                    f"Firecrawl's API?\n")
     monkeypatch.setenv("FIRECRAWL_URL", fire.url)
     fire.fail_next(Reply(402, {"success": False, "error": "Payment required"}))
-    r = run("scrape", "https://example.org/a", "--out", "/dev/null", "--json")
+    r = run("scrape", "https://example.org/a", "--out", tmp_path / "a.md", "--json")
     assert r.code == web.EXIT_CONFIG and r.err == "web.py: Firecrawl: wants an API key (HTTP 402) — set FIRECRAWL_API_KEY\n"
 
 

@@ -58,3 +58,54 @@ def test_init_help_shows_the_goal_and_topic_as_required(run):
     r = run_process("init", "-h")
     usage = " ".join(r.out.split("\n\n")[0].split())
     assert usage.startswith("usage: web.py init [-h] --topic T ") and usage.endswith(" GOAL [GOAL ...]")
+
+
+# --- never clobber ----------------------------------------------------------------------------
+
+def test_scrape_out_refuses_an_existing_file_and_leaves_it_untouched(run, fire, tmp_path):
+    page = tmp_path / "x.md"
+    page.write_text("my own notes\n", encoding="utf-8")
+    r = run("scrape", "https://example.org/a", "--out", page)
+    assert r.code == web.EXIT_USAGE and r.out == "" and r.err == (
+        f"web.py: usage: --out {web.display_path(page)} exists — choose another path, or add --force to replace it\n")
+    assert page.read_text("utf-8") == "my own notes\n" and fire.requests == []
+
+
+def test_scrape_out_with_force_replaces_the_file(run, fire, tmp_path):
+    page = tmp_path / "x.md"
+    page.write_text("old\n", encoding="utf-8")
+    assert run("scrape", "https://example.org/a", "--out", page, "--force").code == 0
+    assert page.read_text("utf-8").startswith("> source: https://example.org/a")
+
+
+@pytest.mark.parametrize("exists", [True, False])
+def test_no_out_ever_writes_a_synthesis_even_with_force(run, fire, md_root, exists):
+    synthesis = md_root / "t" / "goal-synthesis.md"
+    if exists:
+        synthesis.write_text("# My synthesis\n", encoding="utf-8")
+    before = snapshot(md_root)
+    for argv in (["scrape", "https://example.org/a"], ["export", "--topic", "t", "--format", "ris"]):
+        r = run(*argv, "--out", synthesis, "--force")
+        assert r.code == web.EXIT_USAGE and r.err == (
+            f"web.py: usage: --out {web.display_path(synthesis)} names a synthesis — web.py never writes or replaces "
+            f"one: choose another path\n")
+    assert snapshot(md_root) == before and fire.requests == []
+    assert synthesis.exists() == exists and (not exists or synthesis.read_text("utf-8") == "# My synthesis\n")
+
+
+def test_export_out_refuses_an_existing_file_unless_forced(run, fire, md_root, tmp_path):
+    run("scrape", "https://example.org/a", "--topic", "t")
+    refs = tmp_path / "refs.ris"
+    refs.write_text("my library\n", encoding="utf-8")
+    r = run("export", "--topic", "t", "--format", "ris", "--out", refs)
+    assert r.code == web.EXIT_USAGE and r.err == (
+        f"web.py: usage: --out {web.display_path(refs)} exists — choose another path, or add --force to replace it\n")
+    assert refs.read_text("utf-8") == "my library\n"
+    r = run("export", "--topic", "t", "--format", "ris", "--out", refs, "--force")
+    assert r.code == 0 and refs.read_text("utf-8").startswith("TY  - ELEC")
+
+
+def test_a_page_whose_address_ends_in_synthesis_is_not_saved_as_one(run, fire, md_root):
+    r = run("scrape", "https://example.org/notes/my-synthesis", "--topic", "t", "--json")
+    assert r.code == 0 and r.json["saved"][0]["path"].endswith("/example-org-notes-my-synthesis-page.md")
+    assert not list((md_root / "t" / "web").glob("*-synthesis.md"))

@@ -343,7 +343,7 @@ def test_out_reports_in_the_scrape_shape(run, fire, tmp_path):
                                 "title": "Understanding Tide Pools | Coastal Notes",
                                 "words": web.count_words(web.split_saved(page.read_text("utf-8"))[1].encode())}]
     # no citation number outside a topic, and no flags: a clean page of 262 words
-    human = run("scrape", "https://example.org/a", "--out", page)
+    human = run("scrape", "https://example.org/a", "--out", page, "--force")
     assert human.out == f"saved    {web.display_path(page)}  ({answer['saved'][0]['words']} words)  " \
                         f"https://example.org/a\n"
 
