@@ -1255,13 +1255,14 @@ def read_ledger(path):
 
 
 def current_run(events):
-    """(run id, rounds searched so far in it) from the ledger."""
+    """(run id, its latest round searched so far, whether that round was scraped) from the ledger."""
     run = None
     for event in events:
         if event.get("command") == "init":
             run = event.get("run")
-    rounds = {e.get("round") for e in events if e.get("command") == "search" and e.get("run") == run}
-    return run, len(rounds)
+    mine = [e for e in events if e.get("run") == run]
+    round_no = max((e.get("round") or 0 for e in mine if e.get("command") == "search"), default=0)
+    return run, round_no, any(e.get("command") == "scrape" and e.get("round") == round_no for e in mine)
 
 
 def now_utc():
@@ -1373,7 +1374,8 @@ def record_search(store, outcomes, results):
     """Mark each hit seen (found by an earlier search of the topic) and with its citation number
     when saved; append one ledger event per query; return the queries' numbers in the topic."""
     events = store.events()
-    run, rounds = current_run(events)
+    run, latest, scraped = current_run(events)
+    round_no = latest if latest and not scraped else latest + 1   # a round opens once the last one scraped
     seen = {url_key(r["url"]) for e in events if e.get("command") == "search" for r in e.get("results") or []}
     numbers = source_numbers(events, store.web_dir)
     saved = store.refresh()[0]
@@ -1381,7 +1383,7 @@ def record_search(store, outcomes, results):
         hit["seen"] = hit["key"] in seen
         hit["n"] = numbers.get(os.path.basename(saved[hit["key"]])) if hit["key"] in saved else None
     new = [e for e in (ledger_event(
-        run, "search", rounds + 1, query=o["query"], hits=len(o["hits"]), pages=o["pages"],
+        run, "search", round_no, query=o["query"], hits=len(o["hits"]), pages=o["pages"],
         new=sum(1 for h in results if o["query"] in h["queries"] and not h["seen"]),
         error=o["error"].line() if o["error"] else None, dropped=o["dropped"] or None,
         results=[{k: v for k, v in (("url", h["url"]), ("title", h["title"]), ("rank", h["rank"]),
@@ -1552,19 +1554,44 @@ def cmd_scrape(args, cfg):
         return scrape_to_file(args, cfg, candidates[0], check_out(args.out, args.force))
     if args.topic is None:
         return scrape_to_stdout(args, cfg, candidates[0])
-    report, code = ScrapeBatch(args, cfg, existing_topic(cfg, args.topic), candidates).run()
+    store = existing_topic(cfg, args.topic)
+    limit, budget, capped = scrape_budget(store.events(), args.limit, len(candidates), args.force)
+    if capped:
+        say_error(capped)
+    report, code = ScrapeBatch(args, cfg, store, candidates, limit, budget).run()
+    if capped:
+        report["limit"] = limit
     report["elapsed_ms"] = elapsed_ms(started)
     if args.json:
         emit_json(report)
     else:
-        write_out(render_scrape(report))
+        write_out(render_scrape(report, limit))
     return code
 
 
-def scrape_report(code, saved=(), failed=(), skipped=(), not_attempted=(), **extra):
+def scrape_budget(events, limit, candidates, force):
+    """(the --limit to use, (max_sources, names of the pages the run saved) or None without a run, a
+    notice when the limit was capped): a scrape saves at most what the latest run's budget has left;
+    once it is spent a usage error, unless --force goes past it."""
+    facts = run_facts(events)
+    if facts is None:
+        return limit, None, None
+    most, saved = facts["options"].get("max_sources") or 0, set(facts["saved"])
+    left = most - len(saved)
+    if force or left >= (limit or candidates):
+        return limit, (most, saved), None
+    if left <= 0:
+        raise usage_error(f"the run's budget is spent: {len(saved)} of {most} pages saved", "add --force to go past it")
+    asked = f"--limit {limit} capped to {left}" if limit else f"saving at most {left} of the {candidates} candidates"
+    return left, (most, saved), (f"scrape: {asked}: the run's budget has {left} of {most} pages left — add --force "
+                                 f"to go past it")
+
+
+def scrape_report(code, saved=(), failed=(), skipped=(), unused=(), not_attempted=(), **extra):
     """scrape's one answer shape; empty lists are left out (absent means empty)."""
     report = {"schema": SCHEMAS["scrape"], "ok": code == EXIT_OK}
-    for name, rows in (("saved", saved), ("failed", failed), ("skipped", skipped), ("not_attempted", not_attempted)):
+    for name, rows in (("saved", saved), ("failed", failed), ("skipped", skipped), ("unused", unused),
+                       ("not_attempted", not_attempted)):
         if rows:
             report[name] = list(rows)
     report.update(extra)
@@ -1678,23 +1705,24 @@ class ScrapeBatch:
     while a higher-ranked one that may still need its place is loading waits in reserve. One page
     beyond the budget may be loading, so a straggler never holds the batch: once only higher-ranked
     pages still loading stand between the batch and its budget, they get STRAGGLER_GRACE seconds,
-    then the reserve is saved and they are abandoned. Between two byte-identical pages of the batch
+    then the reserve is saved and they are left unused. Between two byte-identical pages of the batch
     the higher-ranked one is kept.
     """
 
-    def __init__(self, args, cfg, store, candidates):
+    def __init__(self, args, cfg, store, candidates, limit, budget):
         from collections import deque
         import secrets
         self.args, self.cfg, self.store = args, cfg, store
         events = store.events()
-        self.run_id, self.round = current_run(events)
+        self.run_id, self.round, _ = current_run(events)
         self.found_by, self.batch = search_facts(events), secrets.token_hex(4)
         self.scope = Scope(rules=read_policy(store.topic_dir),
                            policy=display_path(os.path.join(store.topic_dir, POLICY_FILE)))
         self.pending = deque(enumerate(candidates, 1))
         self.in_flight, self.ready, self.keys, self.twins = {}, {}, {}, {}
-        self.saved, self.failed, self.skipped, self.box_failures = [], [], [], []
-        self.limit, self.workers, self.grace_until = args.limit, args.workers or cfg.workers, None
+        self.saved, self.failed, self.skipped, self.unused, self.box_failures = [], [], [], [], []
+        self.limit, self.workers, self.grace_until = limit, args.workers or cfg.workers, None
+        self.budget = budget   # (max_sources, names of the pages the run saved) or None
 
     def budget_met(self):
         return self.limit is not None and len(self.saved) >= self.limit
@@ -1712,7 +1740,7 @@ class ScrapeBatch:
                         break
                     done, _ = gate.wait(self.in_flight, self.straggler_wait())
                     if not done:
-                        break   # the grace is over: the pages still loading are abandoned
+                        break   # the grace is over: the pages still loading are not needed
                     for future in sorted(done, key=lambda f: self.in_flight[f][0]):
                         self.settle(future, *self.in_flight.pop(future))
                     self.commit()
@@ -1745,6 +1773,11 @@ class ScrapeBatch:
     def skip(self, pick, candidate, reason, **fields):
         self.skipped.append(dict({"url": candidate["url"], "reason": reason}, **fields))
         self.record(pick, candidate, "skipped", reason=reason, **fields)
+
+    def leave(self, pick, candidate):
+        """A page fetched or loading once --limit was met: not needed, which is no failure."""
+        self.unused.append(candidate["url"])
+        self.record(pick, candidate, "unused", reason=f"not needed: --limit {self.limit} was met")
 
     def start(self, pick, candidate):
         """Settle a candidate that needs no request, or start fetching it."""
@@ -1793,8 +1826,7 @@ class ScrapeBatch:
             self.save(pick, *self.ready.pop(pick))
         if final:
             for pick in sorted(self.ready):
-                candidate, _ = self.ready.pop(pick)
-                self.fail(pick, candidate, "abandoned", f"not needed: --limit {self.limit} was met by higher picks")
+                self.leave(pick, self.ready.pop(pick)[0])
 
     def save(self, pick, candidate, page):
         header, body, title, words, flags = page
@@ -1810,8 +1842,18 @@ class ScrapeBatch:
             self.skip(replace[0], replace[1], "duplicate", path=shown, supersedes=display_path(replace[2]))
         self.twins[sha] = (pick, candidate, path)
         self.saved.append(dict(saved_entry(None, candidate["url"], path, title, words, flags), pick=pick))
-        self.record(pick, candidate, "saved", path=shown, sha256=sha, words=words, flags=flags, title=title)
-        progress(f"[{len(self.saved)}] saved {shown}")
+        self.record(pick, candidate, "saved", path=shown, sha256=sha, words=words, flags=flags, title=title,
+                    **({"over_budget": True} if self.past_budget(os.path.basename(path)) else {}))
+        if sys.stderr.isatty():   # the page's citation number, as the report gives it
+            progress(f"[{source_numbers(self.store.events(), self.store.web_dir).get(os.path.basename(path))}] "
+                     f"saved {shown}")
+
+    def past_budget(self, name):
+        """True when saving this page takes the run past its budget (--force); the page is counted."""
+        if self.budget is None or name in self.budget[1]:
+            return False
+        self.budget[1].add(name)
+        return len(self.budget[1]) > self.budget[0]
 
     def report(self, code, not_attempted, **extra):
         """The report, in pick order, each saved or skipped page with its citation number."""
@@ -1822,12 +1864,12 @@ class ScrapeBatch:
                 entry["n"] = numbers[name]
         saved = [dict({"n": e.get("n")}, **{k: v for k, v in e.items() if k not in ("n", "pick")})
                  for e in sorted(self.saved, key=lambda e: e["pick"])]
-        return scrape_report(code, saved, self.failed, self.skipped, not_attempted, **extra)
+        return scrape_report(code, saved, self.failed, self.skipped, self.unused, not_attempted, **extra)
 
     def finish(self):
-        """(report, exit code): pages still loading when the batch ends are abandoned."""
+        """(report, exit code): pages still loading when the batch ends are not needed."""
         for pick, candidate in sorted(self.in_flight.values(), key=lambda p: p[0]):
-            self.fail(pick, candidate, "abandoned", f"still loading when --limit {self.limit} was met; not saved")
+            self.leave(pick, candidate)
         if self.pending:
             self.store.append([ledger_event(self.run_id, "scrape", self.round, url=c["url"], query=c["query"],
                                             outcome="not_attempted", batch=self.batch, pick=p)
@@ -1839,7 +1881,7 @@ class ScrapeBatch:
                 say_error(f"scrape: {shorter(entry['url'])}: {entry['kind']}: {entry['error']}")
         if self.box_failures:
             code = first_code(self.box_failures)
-        elif any(e["kind"] != "abandoned" for e in self.failed) and not self.budget_met():
+        elif self.failed and not self.budget_met():
             code = EXIT_PARTIAL
         else:
             code = EXIT_OK
@@ -1891,7 +1933,7 @@ class Interrupted(Exception):
         self.report = report
 
 
-def render_scrape(report):
+def render_scrape(report, limit=None):
     lines = []
     for e in report.get("saved", []):
         number = f"[{e['n']}] " if e.get("n") else ""
@@ -1900,6 +1942,7 @@ def render_scrape(report):
     lines += [f"failed   {e['kind']}: {e['error']}  {e['url']}" for e in report.get("failed", [])]
     lines += [f"skipped  {e['reason']}: {e.get('path') or e.get('same_as')}  {e['url']}"
               for e in report.get("skipped", [])]
+    lines += [f"unused   not needed: --limit {limit} was met  {url}" for url in report.get("unused", [])]
     lines += [f"not attempted  {url}" for url in report.get("not_attempted", [])]
     return "\n".join(lines) + "\n" if lines else "nothing to do\n"
 
@@ -2094,7 +2137,7 @@ def known_topics(md_root):
 
 # --- status: where a run stands -------------------------------------------------
 
-RETRYABLE = ("timeout", "abandoned", "http")   # failure kinds a later round may pick again
+RETRYABLE = ("timeout", "http")                 # failure kinds a later round may pick again, once
 TOKENS_PER_WORD = 1.3                           # a reading estimate: prose runs about 1.3 tokens a word
 
 
@@ -2116,9 +2159,10 @@ def run_facts(events):
     """Where the latest run of a topic stands, from its ledger; None when no run was started.
 
     {"run", "goal", "options", "synthesis", "round" (searched so far), "scraped" (the latest round
-    was scraped), "saved" and "reused" (page names saved in the run / found already saved), "limit"
-    (--limit of the next scrape), "stop" (stop rules met), "retry" ([url, kind] of failed picks worth
-    another try), "requests", "words"}
+    was scraped), "saved" and "reused" (page names saved in the run / found already saved), "forced"
+    (pages saved past the budget with --force), "limit" (--limit of the next scrape), "stop" (stop
+    rules met), "retry" ([url, kind] of picks worth another try, while a scrape may still save),
+    "gathered" (manifest ran after the last search and scrape), "requests", "words"}
     """
     init = next((e for e in reversed(events) if e.get("command") == "init"), None)
     if init is None:
@@ -2130,27 +2174,46 @@ def run_facts(events):
     round_no = max((e.get("round") or 0 for e in searches), default=0)
     scraped = round_no > 0 and any(e.get("round") == round_no for e in scrapes)
     saved = [e for e in scrapes if e.get("outcome") == "saved" and e.get("path")]
+    names = list(dict.fromkeys(os.path.basename(e["path"]) for e in saved))
     new = sum(e.get("new") or 0 for e in searches if e.get("round") == round_no)
-    stop = [rule for rule, met in (("budget spent", len(saved) >= (options.get("max_sources") or 0)),
-                                   ("max rounds", scraped and round_no >= (options.get("max_rounds") or 1)),
+    max_rounds = options.get("max_rounds") or 1
+    stop = [rule for rule, met in (("budget spent", len(names) >= (options.get("max_sources") or 0)),
+                                   ("max rounds", round_no > max_rounds or (scraped and round_no >= max_rounds)),
                                    ("no new hits", round_no > 0 and new == 0)) if met]
     next_round = round_no + 1 if scraped or not round_no else round_no
-    limit = round_share(options, len(saved), next_round)
-    outcome = {}
-    for event in scrapes:
-        outcome[url_key(event.get("url") or "")] = event
-    retry = [[e["url"], e.get("kind")] for e in outcome.values() if e.get("outcome") == "failed" and
-             e.get("kind") in RETRYABLE]
+    limit = round_share(options, len(names), next_round)
+    last = {e.get("command"): i for i, e in enumerate(mine)}
     return {"run": init.get("run"), "goal": init.get("goal"), "options": options,
             "synthesis": init.get("synthesis") or f"{text_slug(init.get('goal') or '')}-synthesis.md",
-            "round": round_no, "scraped": scraped, "limit": limit, "stop": stop, "retry": retry,
-            "saved": list(dict.fromkeys(os.path.basename(e["path"]) for e in saved)),
+            "round": round_no, "scraped": scraped, "limit": limit, "stop": stop,
+            "retry": list(retry_picks(scrapes).values()) if limit else [], "saved": names,
+            "forced": sum(1 for e in saved if e.get("over_budget")),
             "reused": list(dict.fromkeys(os.path.basename(e["path"]) for e in scrapes
                                          if e.get("reason") == "already saved" and e.get("path"))),
-            "requests": {"search": sum(e.get("pages") or 0 for e in searches),
-                         "scrape": sum(1 for e in scrapes if e.get("outcome") in ("saved", "failed") and
+            "gathered": "scrape" in last and last.get("manifest", -1) > max(last["scrape"], last.get("search", -1)),
+            "requests": {"search": sum(e.get("pages") or 0 for e in searches), "queries": len(searches),
+                         "scrape": sum(1 for e in scrapes if e.get("outcome") in ("saved", "failed", "unused") and
                                        e.get("kind") != "invalid-url")},
             "words": sum(e.get("words") or 0 for e in saved)}
+
+
+def retry_picks(scrapes):
+    """{url key: [url, kind]} of the picks a later round may take again: a page left unused when
+    --limit was met, or one whose one failure so far was a timeout or an http error (retried once,
+    never twice)."""
+    latest, failures = {}, {}
+    for event in scrapes:
+        key = url_key(event.get("url") or "")
+        latest[key] = event
+        if event.get("outcome") == "failed" and event.get("kind") in RETRYABLE:
+            failures[key] = failures.get(key, 0) + 1
+    picks = {}
+    for key, event in latest.items():
+        if event.get("outcome") == "unused" or event.get("kind") == "abandoned":   # abandoned: older ledgers
+            picks[key] = [event["url"], "unused"]
+        elif event.get("outcome") == "failed" and failures.get(key) == 1:
+            picks[key] = [event["url"], event["kind"]]
+    return picks
 
 
 def next_step(topic, facts, synthesis):
@@ -2163,6 +2226,9 @@ def next_step(topic, facts, synthesis):
         if synthesis["status"] == "failing":
             return f"fix the synthesis's {synthesis['errors']} cite-check errors, then run cite-check again"
         return "run cite-check on the synthesis (it changed since the last check, or was never checked)"
+    if facts["gathered"]:
+        return (f"gathering ended: the manifest ran after the last scrape, so the checkpoint was shown; once the "
+                f"user gives the go-ahead, write the synthesis {synthesis['path']}")
     if r == 0:
         return f'search round 1: write 4–8 queries and run them in one python3 web.py search … --topic {topic} --json'
     if not facts["scraped"] and limit:
@@ -2190,7 +2256,8 @@ def status_facts(store):
     options = facts["options"]
     answer = {"schema": SCHEMAS["status"], "ok": True, "run": facts["run"], "goal": facts["goal"],
               "round": facts["round"], "rounds": options.get("max_rounds"), "scraped": facts["scraped"],
-              "saved": len(facts["saved"]), "budget": options.get("max_sources"), "limit": facts["limit"],
+              "saved": len(facts["saved"]), "budget": options.get("max_sources"), "forced": facts["forced"],
+              "limit": facts["limit"],
               "stop": facts["stop"], "retry": [{"url": u, "kind": k} for u, k in facts["retry"]],
               "corpus": options.get("with_corpus"), "site": options.get("site"),
               "exclude_site": options.get("exclude_site"),
@@ -2203,12 +2270,15 @@ def status_facts(store):
 
 def render_status(answer, topic):
     rounds = f" of {answer['rounds']} (--deep)" if answer["rounds"] > 1 else ""
+    if answer["round"] > answer["rounds"]:
+        rounds = f" of {answer['rounds']} (a search after the run's last round)"
     synthesis = answer["synthesis"]
     said = {"unwritten": "not written yet"}.get(synthesis["status"]) or \
         render_synthesis_status(dict(synthesis, file="")).split(": ", 1)[1]
     lines = [f"{topic} · run {answer['run']} · {answer['goal']}",
              f"round {answer['round']}{rounds}{', scraped' if answer['scraped'] else ''} · "
-             f"{answer['saved']} of {answer['budget']} pages saved · next --limit {answer['limit']}",
+             f"{answer['saved']} of {answer['budget']} pages saved{past_budget(answer['saved'], answer)} · "
+             f"next --limit {answer['limit']}",
              f"stop rules met: {', '.join(answer.get('stop', [])) or 'none'}"]
     lines += [f"may retry: {r['url']} ({r['kind']})" for r in answer.get("retry", [])]
     scope = [f"--site {d}" for d in answer.get("site", [])] + [f"--exclude-site {d}" for d in
@@ -2217,6 +2287,12 @@ def render_status(answer, topic):
     lines += [f"source policy: {answer['policy']}"] if answer.get("policy") else []
     lines += [f"synthesis: {synthesis['path']} — {said}", f"date: {answer['date']}", f"next: {answer['next']}"]
     return "\n".join(lines) + "\n"
+
+
+def past_budget(saved, answer):
+    """` (2 past the budget, --force)` when more pages were saved than the run's budget, else ``."""
+    past = saved - (answer.get("budget") or 0)
+    return f" ({past} past the budget{', --force' if answer.get('forced') else ''})" if past > 0 else ""
 
 
 def cmd_status(args, cfg):
@@ -2297,7 +2373,8 @@ def link(text, target):
 
 def manifest_facts(store):
     """Everything the manifest shows: {"runs", "queries", "candidates", "saved", "failures", "picks",
-    "syntheses", "run" (run_facts of the latest run, or None), "notes" (whether _notes.md exists)}."""
+    "syntheses", "run" (run_facts of the latest run, or None), "retry" (url keys a later round may pick
+    again), "notes" (whether _notes.md exists)}."""
     events = store.events()
     numbers = source_numbers(events, store.web_dir)
     runs = [e for e in events if e.get("command") == "init"]
@@ -2315,12 +2392,14 @@ def manifest_facts(store):
             latest[url_key(event.get("url") or "")] = event
     failures = [e for key, e in latest.items() if e.get("outcome") == "failed" and key not in by_key]
     picks = sorted(n for n in os.listdir(store.web_dir) if n.startswith("_picks-") and n.endswith(".json"))
+    run = run_facts(events)
+    retry = set(retry_picks([e for e in events if e.get("command") == "scrape"])) if not run or run["limit"] else set()
     return {"runs": [dict(r, facts=run_facts([e for e in events if e.get("run") == r.get("run")])) for r in runs],
-            "queries": queries, "candidates": candidate_rows(queries, latest, by_key, round_label),
+            "queries": queries, "candidates": candidate_rows(queries, latest, by_key, round_label, retry),
             "policy": read_policy(store.topic_dir), "dropped": [d for e in queries for d in e.get("dropped") or []],
             "policy_path": display_path(os.path.join(store.topic_dir, POLICY_FILE)),
             "preferred": {url_key(h["url"]) for e in queries for h in e.get("results") or [] if h.get("prefer")},
-            "saved": saved, "failures": failures, "picks": picks, "run": run_facts(events),
+            "saved": saved, "failures": failures, "picks": picks, "run": run, "retry": retry,
             "syntheses": synthesis_status(store.topic_dir, events),
             "notes": os.path.isfile(os.path.join(store.web_dir, "_notes.md"))}
 
@@ -2339,7 +2418,7 @@ def saved_rows(store, numbers):
     return sorted(rows, key=lambda s: s["n"] or 0)
 
 
-def candidate_rows(queries, latest, by_key, round_label):
+def candidate_rows(queries, latest, by_key, round_label, retry):
     """One row a URL the topic's searches found or its scrapes tried: where it was first found and
     what became of it."""
     rows = {}
@@ -2362,8 +2441,10 @@ def candidate_rows(queries, latest, by_key, round_label):
         elif event.get("outcome") == "not_attempted":
             row["outcome"] = "picked, not reached"
         elif event.get("outcome") == "failed":
-            retry = " (may retry)" if event.get("kind") in RETRYABLE else ""
-            row["outcome"] = f"failed{retry}: {event.get('kind')}: {event.get('error')}"
+            again = " (may retry)" if key in retry else ""
+            row["outcome"] = f"failed{again}: {event.get('kind')}: {event.get('error')}"
+        elif event.get("outcome") == "unused":
+            row["outcome"] = f"unused{' (may pick again)' if key in retry else ''}: {event.get('reason')}"
         else:
             row["outcome"] = f"skipped: {event.get('reason')}"
     return sorted(rows.values(), key=lambda r: ([int(p) for p in str(r["round"]).split(".") if p.isdigit()],
@@ -2460,7 +2541,8 @@ def checkpoint(store, facts):
                        for s in pages]
     failed = [e for e in facts["failures"] if not run or e.get("run") == run["run"]]
     answer["failed"] = [dict({"url": e.get("url"), "kind": e.get("kind"), "error": e.get("error")},
-                             **({"retry": True} if e.get("kind") in RETRYABLE else {})) for e in failed]
+                             **({"retry": True} if url_key(e.get("url") or "") in facts["retry"] else {}))
+                      for e in failed]
     answer["syntheses"] = facts["syntheses"]
     if facts["notes"]:
         answer["notes"] = display_path(os.path.join(store.web_dir, "_notes.md"))
@@ -2471,10 +2553,12 @@ def render_checkpoint(topic, answer, facts, notes_path):
     """The summary Claude shows the user at the checkpoint, as is."""
     head = f"{topic} · "
     if "run" in answer:
-        opts = facts["run"]["options"]
-        spent = " (budget spent)" if answer["budget"]["saved"] >= (answer["budget"]["max"] or 0) else ""
-        head += (f"run {answer['run']} · round {answer['round']} of {opts.get('max_rounds')} · "
-                 f"{answer['budget']['saved']} of {answer['budget']['max']} pages saved{spent}")
+        opts, saved = facts["run"]["options"], answer["budget"]["saved"]
+        spent = past_budget(saved, {"budget": answer["budget"]["max"], "forced": facts["run"]["forced"]}) or (
+            " (budget spent)" if saved >= (answer["budget"]["max"] or 0) else "")
+        late = " (a search after the run's last round)" if answer["round"] > (opts.get("max_rounds") or 1) else ""
+        head += (f"run {answer['run']} · round {answer['round']} of {opts.get('max_rounds')}{late} · "
+                 f"{saved} of {answer['budget']['max']} pages saved{spent}")
     else:
         head += f"{len(answer['saved'])} saved pages (no run started with web.py init)"
     lines = [head, "saved:" if answer["saved"] else "saved: none"]

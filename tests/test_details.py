@@ -563,7 +563,7 @@ def test_doctor_reports_an_unwritable_md_root_in_json(run, searx, fire, monkeypa
     assert check["detail"] == f"the md root {web.display_path(tmp_path / 'file')} is not a folder"
 
 
-def test_a_fetched_page_below_a_met_budget_is_abandoned_as_not_needed(run, fire, md_root, monkeypatch):
+def test_a_fetched_page_below_a_met_budget_is_unused_as_not_needed(run, fire, md_root, monkeypatch):
     import threading
     hold = threading.Event()
     fire.set_page("https://first.org/a", Reply(200, page_body("https://first.org/a", article_markdown("first")),
@@ -576,10 +576,9 @@ def test_a_fetched_page_below_a_met_budget_is_abandoned_as_not_needed(run, fire,
             hold.set()
         return page
     monkeypatch.setattr(web, "prepare_page", prepared)
-    r = run("scrape", "https://first.org/a", "https://second.org/b", "--topic", "t", "--limit", "1", "--json")
-    assert r.code == 0 and [e["url"] for e in r.json["saved"]] == ["https://first.org/a"]
-    assert r.json["failed"] == [{"url": "https://second.org/b", "kind": "abandoned",
-                                 "error": "not needed: --limit 1 was met by higher picks"}]
+    r = run("scrape", "https://first.org/a", "https://second.org/b", "--topic", "t", "--limit", "1")
+    assert r.code == 0 and r.err == "" and r.out.splitlines()[1:] == [
+        "unused   not needed: --limit 1 was met  https://second.org/b"]
 
 
 def test_a_hit_is_not_flagged_for_header_lines_in_its_own_text():

@@ -283,7 +283,7 @@ def test_of_two_identical_pages_the_higher_ranked_is_kept_whatever_finishes_firs
     assert [s["n"] for s in run("manifest", "--topic", "t", "--json").json["saved"]] == [1, 2]
 
 
-def test_once_the_budget_is_met_a_straggler_is_abandoned_not_waited_for(run, fire, md_root):
+def test_once_the_budget_is_met_a_straggler_is_left_unused_not_waited_for(run, fire, md_root):
     import threading
     hold = threading.Event()
     fire.set_page("https://slow.org/x", Reply(200, page_body("https://slow.org/x", article_markdown("slow")), hold=hold))
@@ -294,11 +294,11 @@ def test_once_the_budget_is_met_a_straggler_is_abandoned_not_waited_for(run, fir
     finally:
         hold.set()
     assert r.code == 0 and [e["url"] for e in r.json["saved"]] == urls[1:]
-    assert r.json["failed"] == [{"url": "https://slow.org/x", "kind": "abandoned",
-                                 "error": "still loading when --limit 3 was met; not saved"}]
-    assert "web.py: scrape: https://slow.org/x: abandoned" in r.err
+    assert r.json["unused"] == ["https://slow.org/x"] and "failed" not in r.json
+    assert r.err == ""                                                   # not a failure: nothing on stderr
     events = web.read_ledger(md_root / "t" / "web" / "_ledger.jsonl")
-    assert [(e["url"], e["outcome"]) for e in events if e.get("kind") == "abandoned"] == [(urls[0], "failed")]
+    assert [(e["url"], e["reason"]) for e in events if e["outcome"] == "unused"] == [
+        (urls[0], "not needed: --limit 3 was met")]
 
 
 def test_a_candidate_listed_twice_is_reported_not_dropped(run, fire, md_root, tmp_path):

@@ -55,7 +55,7 @@ def test_after_a_scrape_the_next_round_gets_an_even_share_of_what_is_left():
                                  ("scrape", 1, {"outcome": "failed", "kind": "target-status", "url": "https://x.org/"})))
     assert (facts["round"], facts["scraped"], facts["limit"]) == (1, True, 2)   # (6 - 2) over rounds 2 and 3
     assert facts["retry"] == [["https://slow.org/", "timeout"]]                 # a 404 is final; a timeout is not
-    assert facts["requests"] == {"search": 2, "scrape": 4} and facts["words"] == 200
+    assert facts["requests"] == {"search": 2, "queries": 1, "scrape": 4} and facts["words"] == 200
 
 
 @pytest.mark.parametrize("rows, stop", [
@@ -250,5 +250,6 @@ def test_the_whole_manifest_of_a_topic_with_two_runs_a_policy_and_failures(run, 
                                                               "last check, or was never checked)"),
 ])
 def test_the_next_step_of_every_phase(facts, synthesis, sentence):
-    facts = dict({"scraped": False, "limit": 0, "stop": [], "options": {"deep": facts.pop("deep", False)}}, **facts)
+    facts = dict({"scraped": False, "limit": 0, "stop": [], "gathered": False,
+                  "options": {"deep": facts.pop("deep", False)}}, **facts)
     assert web.next_step("t", facts, {"status": synthesis, "errors": 4, "path": "md/t/x-synthesis.md"}) == sentence
