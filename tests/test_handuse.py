@@ -109,3 +109,135 @@ def test_a_page_whose_address_ends_in_synthesis_is_not_saved_as_one(run, fire, m
     r = run("scrape", "https://example.org/notes/my-synthesis", "--topic", "t", "--json")
     assert r.code == 0 and r.json["saved"][0]["path"].endswith("/example-org-notes-my-synthesis-page.md")
     assert not list((md_root / "t" / "web").glob("*-synthesis.md"))
+
+
+# --- the run's budget holds -------------------------------------------------------------------
+
+def ledger(md_root, topic="t"):
+    return web.read_ledger(md_root / topic / "web" / "_ledger.jsonl")
+
+
+def test_a_scrape_past_the_spent_budget_is_refused_and_saves_nothing(run, fire, md_root):
+    run("init", "goal", "--topic", "t", "--max-sources", "1")
+    assert run("scrape", "https://a.org/1", "--topic", "t").code == 0
+    before, requests = snapshot(md_root), len(fire.requests)
+    r = run("scrape", "https://b.org/2", "--topic", "t", "--json")
+    assert r.code == web.EXIT_USAGE and r.err == (
+        "web.py: usage: the run's budget is spent: 1 of 1 pages saved — add --force to go past it\n")
+    assert snapshot(md_root) == before and len(fire.requests) == requests
+    assert (md_root / "t" / "web" / "_ledger.jsonl").read_bytes().count(b"\n") == 2   # init and the one save
+
+
+def test_force_goes_past_the_budget_and_status_says_why(run, fire, md_root):
+    run("init", "goal", "--topic", "t", "--max-sources", "1")
+    run("scrape", "https://a.org/1", "--topic", "t")
+    r = run("scrape", "https://b.org/2", "--topic", "t", "--force", "--json")
+    assert r.code == 0 and [e["url"] for e in r.json["saved"]] == ["https://b.org/2"]
+    assert [e.get("over_budget") for e in ledger(md_root) if e["command"] == "scrape"] == [None, True]
+    status = run("status", "--topic", "t")
+    assert status.out.splitlines()[1] == "round 0 · 2 of 1 pages saved (1 past the budget, --force) · next --limit 0"
+    assert run("status", "--topic", "t", "--json").json["forced"] == 1
+    assert run("manifest", "--topic", "t").out.splitlines()[0].endswith(
+        " · 2 of 1 pages saved (1 past the budget, --force)")
+
+
+def test_a_limit_beyond_what_the_budget_has_left_is_capped_to_it(run, fire, md_root):
+    run("init", "goal", "--topic", "t", "--max-sources", "3")
+    run("scrape", "https://a.org/1", "--topic", "t")
+    r = run("scrape", "https://b.org/2", "https://c.org/3", "https://d.org/4", "--topic", "t", "--limit", "5",
+            "--workers", "1", "--json")
+    assert r.code == 0 and r.err == ("web.py: scrape: --limit 5 capped to 2: the run's budget has 2 of 3 pages left "
+                                     "— add --force to go past it\n")
+    assert [e["url"] for e in r.json["saved"]] == ["https://b.org/2", "https://c.org/3"]
+    assert r.json["limit"] == 2 and r.json["not_attempted"] == ["https://d.org/4"]
+    assert run("status", "--topic", "t", "--json").json["saved"] == 3
+
+
+def test_without_a_limit_a_scrape_saves_at_most_what_the_budget_has_left(run, fire, md_root):
+    run("init", "goal", "--topic", "t", "--max-sources", "2")
+    r = run("scrape", "https://a.org/1", "https://b.org/2", "https://c.org/3", "--topic", "t", "--workers", "1")
+    assert r.code == 0 and r.err == ("web.py: scrape: saving at most 2 of the 3 candidates: the run's budget has 2 "
+                                     "of 2 pages left — add --force to go past it\n")
+    assert r.out.splitlines()[-1] == "not attempted  https://c.org/3"
+
+
+def test_a_topic_without_a_run_has_no_budget(run, fire, md_root):
+    r = run("scrape", *[f"https://a.org/{i}" for i in range(13)], "--topic", "t", "--json")
+    assert r.code == 0 and len(r.json["saved"]) == 13 and r.err == ""
+
+
+# --- rounds -----------------------------------------------------------------------------------
+
+def test_several_searches_before_a_scrape_stay_in_one_round(run, searx, fire, md_root):
+    run("init", "goal", "--topic", "t", "--max-sources", "4", "--deep", "--max-rounds", "2")
+    searx.set_results("q1", [make_hit("https://a.org/1")])
+    searx.set_results("q2", [make_hit("https://b.org/2")])
+    run("search", "q1", "--topic", "t")
+    run("search", "q2", "--topic", "t")
+    assert run("status", "--topic", "t").out.splitlines()[1].startswith("round 1 of 2 (--deep) · 0 of 4 pages")
+    run("scrape", "https://a.org/1", "--topic", "t")
+    run("search", "q3", "--topic", "t")
+    assert [e["round"] for e in ledger(md_root) if e["command"] in ("search", "scrape")] == [1, 1, 1, 2]
+
+
+def test_a_search_after_the_last_round_is_reported_as_such(run, searx, fire, md_root):
+    run("init", "goal", "--topic", "t", "--max-sources", "4")
+    run("search", "q1", "--topic", "t")
+    run("scrape", "https://a.org/1", "--topic", "t")
+    run("search", "q2", "--topic", "t")
+    status = run("status", "--topic", "t")
+    assert status.out.splitlines()[1] == "round 2 of 1 (a search after the run's last round) · 1 of 4 pages saved · " \
+                                         "next --limit 0"
+    assert "max rounds" in run("status", "--topic", "t", "--json").json["stop"]
+
+
+# --- pages left when --limit is met are unused; retry once ------------------------------------------
+
+def status_events(*scrapes, saved=0, max_sources=4):
+    ledger_rows = [{"run": "r", "command": "init", "options": {"max_sources": max_sources, "deep": True,
+                                                             "max_rounds": 3}},
+                   {"run": "r", "command": "search", "round": 1, "new": 3}]
+    ledger_rows += [{"run": "r", "command": "scrape", "round": 1, "outcome": "saved", "path": f"web/p{i}.md",
+                     "url": f"https://p.org/{i}"} for i in range(saved)]
+    return ledger_rows + [dict({"run": "r", "command": "scrape", "round": 1}, **e) for e in scrapes]
+
+
+def test_an_unused_page_may_be_picked_again_while_the_budget_has_room():
+    unused = {"outcome": "unused", "url": "https://u.org/", "reason": "not needed: --limit 1 was met"}
+    assert web.run_facts(status_events(unused, saved=1))["retry"] == [["https://u.org/", "unused"]]
+    assert web.run_facts(status_events(unused, saved=4))["retry"] == []         # the budget is spent
+
+
+@pytest.mark.parametrize("kinds, retry", [(["timeout"], True), (["http"], True), (["timeout", "timeout"], False),
+                                          (["http", "timeout"], False), (["target-status"], False)])
+def test_a_timeout_or_http_failure_is_retried_once(kinds, retry):
+    failures = [{"outcome": "failed", "kind": kind, "url": "https://f.org/"} for kind in kinds]
+    assert web.run_facts(status_events(*failures, saved=1))["retry"] == ([["https://f.org/", kinds[-1]]] if retry
+                                                                         else [])
+
+
+def test_an_unused_page_is_no_failure_in_the_manifest(run, fire, md_root):
+    import threading
+    from standins import Reply, article_markdown, page_body
+    run("init", "goal", "--topic", "t", "--max-sources", "4", "--deep", "--max-rounds", "2")
+    hold = threading.Event()
+    fire.set_page("https://slow.org/x", Reply(200, page_body("https://slow.org/x", article_markdown("s")), hold=hold))
+    try:
+        r = run("scrape", "https://slow.org/x", "https://b.org/1", "https://c.org/2", "--topic", "t", "--limit", "2")
+    finally:
+        hold.set()
+    assert r.code == 0 and r.err == "" and "unused   not needed: --limit 2 was met  https://slow.org/x" in r.out
+    checkpoint = run("manifest", "--topic", "t", "--json").json
+    assert checkpoint["failed"] == []
+    manifest = (md_root / "t" / "web" / "_manifest.md").read_text("utf-8")
+    assert "| unused (may pick again): not needed: --limit 2 was met |" in manifest
+    assert run("status", "--topic", "t", "--json").json["retry"] == [{"url": "https://slow.org/x", "kind": "unused"}]
+
+
+# --- progress on a terminal -------------------------------------------------------------------
+
+def test_progress_names_pages_by_their_citation_number(run, fire, md_root):
+    run("scrape", "https://a.org/1", "https://b.org/2", "--topic", "t", "--workers", "1")
+    r = run("scrape", "https://c.org/3", "--topic", "t", tty=True)
+    assert r.err == f"[3] saved {web.display_path(md_root / 't' / 'web' / 'c-org-3.md')}\n"
+    assert r.out.startswith("saved    [3] ")
