@@ -20,9 +20,11 @@ import time
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(TESTS)
-sys.path.insert(0, TESTS)
+sys.path[:0] = [TESTS, ROOT]
 
-from standins import FirecrawlStandIn, Reply, SearxngStandIn, captured_reply, make_hit, page_body  # noqa: E402
+from standins import (FirecrawlStandIn, Reply, SearxngStandIn, SilentStandIn, captured_reply, make_hit,  # noqa: E402
+                      page_body)
+from web import DOCTOR_WAIT  # noqa: E402
 
 PY = sys.executable   # the interpreter itself, not a shim in front of it
 WEB = os.path.join(ROOT, "web.py")
@@ -359,6 +361,21 @@ def straggler(env, fire, quick, baseline):
     return rows
 
 
+def doctor_hang(env):
+    """doctor against a box that takes connections and never answers: both probes wait at once, each
+    DOCTOR_WAIT seconds (1.0.0 and 2.0.0 waited 20 s for SearXNG, then 60 s for Firecrawl)."""
+    silent = SilentStandIn()
+    env = {k: v for k, v in env.items() if k != "WEB_TIMEOUT"}
+    started = time.perf_counter()
+    proc = subprocess.run([PY, WEB, "doctor"], env=dict(env, SEARXNG_URL=silent.url, FIRECRAWL_URL=silent.url),
+                          capture_output=True)
+    wall = time.perf_counter() - started
+    silent.close()
+    return [("doctor against a box that never answers, over one probe's wait", wall / DOCTOR_WAIT, "<= 1.20",
+             wall / DOCTOR_WAIT <= 1.2 and proc.returncode == 4,
+             f"{wall:.2f} s vs {DOCTOR_WAIT:g} s (was 80 s: 20 s SearXNG, then 60 s Firecrawl)")]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a smoke run of a few seconds (shorter latencies)")
@@ -366,7 +383,7 @@ def main():
     parser.add_argument("--baseline", metavar="WEB_PY",
                         help="an older web.py to run the token, straggler and save-path scenarios against too "
                              "(before/after in one run)")
-    parser.add_argument("--only", choices=["tokens", "straggler"], help="run one scenario")
+    parser.add_argument("--only", choices=["tokens", "straggler", "doctor"], help="run one scenario")
     args = parser.parse_args()
     searx, fire = SearxngStandIn(), FirecrawlStandIn()
     with tempfile.TemporaryDirectory() as md_root:
@@ -374,8 +391,8 @@ def main():
         env.update(WEBTOOLS_HOST="127.0.0.1", SEARXNG_URL=searx.url, FIRECRAWL_URL=fire.url, WEB_MD_ROOT=md_root,
                    PYTHONPATH=os.path.join(TESTS, "guard"))
         if args.only:
-            rows = tokens(env, searx, fire, args.baseline) if args.only == "tokens" else \
-                straggler(env, fire, args.quick, args.baseline)
+            rows = {"tokens": lambda: tokens(env, searx, fire, args.baseline), "doctor": lambda: doctor_hang(env),
+                    "straggler": lambda: straggler(env, fire, args.quick, args.baseline)}[args.only]()
         else:
             rows = fan_out(env, searx, args.quick)
             rows += budgeted_scrape(env, fire, args.quick)
@@ -385,6 +402,7 @@ def main():
             rows += tokens(env, searx, fire, args.baseline)
             rows += straggler(env, fire, args.quick, args.baseline)
             rows += save_path(env, fire, 2 if args.quick else 20, args.baseline)
+            rows += doctor_hang(env)
     searx.close()
     fire.close()
     machine = f"{os.cpu_count()} cores, Python {sys.version.split()[0]}, {sys.platform}"

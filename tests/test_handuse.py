@@ -241,3 +241,37 @@ def test_progress_names_pages_by_their_citation_number(run, fire, md_root):
     r = run("scrape", "https://c.org/3", "--topic", "t", tty=True)
     assert r.err == f"[3] saved {web.display_path(md_root / 't' / 'web' / 'c-org-3.md')}\n"
     assert r.out.startswith("saved    [3] ")
+
+
+# --- doctor in seconds --------------------------------------------------------------------------
+
+def test_doctor_tells_a_box_that_hangs_in_seconds(run, monkeypatch):
+    import time
+    from standins import SilentStandIn
+    silent = SilentStandIn()
+    monkeypatch.setenv("SEARXNG_URL", silent.url)
+    monkeypatch.setenv("FIRECRAWL_URL", silent.url + "/fc")
+    try:
+        started = time.monotonic()
+        r = run("doctor", "--json")
+        took = time.monotonic() - started
+    finally:
+        silent.close()
+    assert took < 20                                   # both probes at once, each given DOCTOR_WAIT; was 80 s
+    where = silent.url.split("//")[1]
+    assert r.code == web.EXIT_UNREACHABLE and [(c["name"], c["detail"], c["fix"]) for c in r.json["checks"][1:3]] == [
+        (name, f"{where} connected, but no answer within {web.DOCTOR_WAIT:g} s",
+         "the box is slow or overloaded; raise WEB_TIMEOUT") for name in ("searxng", "firecrawl")]
+    assert len(silent.connections) == 2                # one attempt each
+
+
+def test_doctor_waits_as_long_as_web_timeout_says(run, monkeypatch):
+    from standins import SilentStandIn
+    silent = SilentStandIn()
+    monkeypatch.setenv("SEARXNG_URL", silent.url)
+    monkeypatch.setenv("WEB_TIMEOUT", "0.5")
+    try:
+        check = run("doctor", "--json").json["checks"][1]
+    finally:
+        silent.close()
+    assert check["detail"].endswith("connected, but no answer within 0.5 s")
