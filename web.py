@@ -1368,7 +1368,7 @@ def cmd_search(args, cfg):
         emit_json(search_answer(code, dict(zip(queries, numbers)), outcomes, results, args.all, started))
     elif results or code == EXIT_OK:
         write_out(render_hits(results, unresponsive_engines(outcomes), store is not None,
-                              [d for o in outcomes for d in o["dropped"]]))
+                              [d for o in outcomes for d in o["dropped"]], args.all))
     return code
 
 
@@ -1435,10 +1435,14 @@ def search_answer(code, number_of, outcomes, results, show_all, started):
     return answer
 
 
-def render_hits(results, unresponsive, topic, dropped=()):
+def render_hits(results, unresponsive, topic, dropped=(), show_all=False):
+    """The hits for a person; those the topic has seen on one line each, unless `show_all`."""
     lines = []
     for hit in results:
         mark = f" [saved {hit['n']}]" if hit.get("n") else (" [seen]" if hit.get("seen") else "")
+        if hit.get("seen") and not show_all:
+            lines.append(f"{hit['rank']:>2}.{mark} {hit['url']}")
+            continue
         mark += f" [flags: {', '.join(hit['flags'])}]" if hit.get("flags") else ""
         mark += f" [prefer: {hit['prefer']}]" if hit.get("prefer") else ""
         lines.append(f"{hit['rank']:>2}. {hit['title'] or '(no title)'}{mark}")
@@ -1448,7 +1452,9 @@ def render_hits(results, unresponsive, topic, dropped=()):
     if not results:
         lines.append("no results")
     if topic:
-        lines.append(f"-- {len(results)} hits, {sum(1 for h in results if not h.get('seen'))} new to the topic")
+        seen = sum(1 for h in results if h.get("seen"))
+        lines.append(f"-- {len(results)} hits, {len(results) - seen} new to the topic" +
+                     ("; seen ones on one line (--all shows them in full)" if seen and not show_all else ""))
     if unresponsive:
         lines.append("-- unresponsive engines: " + engine_list(unresponsive))
     if dropped:
@@ -3795,7 +3801,8 @@ def add_search(commands):
     search.add_argument("--json", action="store_true", help=JSON_HELP)
     search.add_argument("--topic", metavar="T", help="record the search in md/T/web/ and mark hits seen or saved")
     search.add_argument("--all", action="store_true",
-                        help="with --topic: print hits the topic has seen in full too (default: compactly)")
+                        help="with --topic: show hits the topic has seen in full too (default: one line each; in "
+                             "JSON, rank, url and n under seen)")
     search.add_argument("--categories", metavar="C", help="SearXNG categories, e.g. general,science (default: all)")
     search.add_argument("--language", metavar="L", help="search language, e.g. en or ko (default: SearXNG's)")
     search.add_argument("--time-range", choices=["day", "week", "month", "year"],

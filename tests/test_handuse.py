@@ -275,3 +275,23 @@ def test_doctor_waits_as_long_as_web_timeout_says(run, monkeypatch):
     finally:
         silent.close()
     assert check["detail"].endswith("connected, but no answer within 0.5 s")
+
+
+# --- wording ------------------------------------------------------------------------------------
+
+def test_search_all_shows_seen_hits_in_full_and_without_it_on_one_line(run, searx, fire, md_root):
+    searx.set_results("q", [make_hit("https://a.org/1", "Page A"), make_hit("https://b.org/2", "Page B")])
+    run("search", "q", "--topic", "t")
+    run("scrape", "https://a.org/1", "--topic", "t")
+    searx.set_results("q2", [make_hit("https://a.org/1", "Page A"), make_hit("https://c.org/3", "Page C"),
+                             make_hit("https://b.org/2", "Page B")])
+    assert run("search", "q2", "--topic", "t").out.splitlines() == [
+        " 1. [saved 1] https://a.org/1",
+        " 2. Page C", "    https://c.org/3", "    Snippet for https://c.org/3",
+        " 3. [seen] https://b.org/2",
+        "-- 3 hits, 1 new to the topic; seen ones on one line (--all shows them in full)"]
+    assert run("search", "q2", "--topic", "t", "--all").out.splitlines() == [
+        " 1. Page A [saved 1]", "    https://a.org/1", "    Snippet for https://a.org/1",
+        " 2. Page C [seen]", "    https://c.org/3", "    Snippet for https://c.org/3",
+        " 3. Page B [seen]", "    https://b.org/2", "    Snippet for https://b.org/2",
+        "-- 3 hits, 0 new to the topic"]
