@@ -1440,11 +1440,11 @@ def render_hits(results, unresponsive, topic, dropped=(), show_all=False):
     lines = []
     for hit in results:
         mark = f" [saved {hit['n']}]" if hit.get("n") else (" [seen]" if hit.get("seen") else "")
+        mark += f" [flags: {', '.join(hit['flags'])}]" if hit.get("flags") else ""
+        mark += f" [prefer: {hit['prefer']}]" if hit.get("prefer") else ""
         if hit.get("seen") and not show_all:
             lines.append(f"{hit['rank']:>2}.{mark} {hit['url']}")
             continue
-        mark += f" [flags: {', '.join(hit['flags'])}]" if hit.get("flags") else ""
-        mark += f" [prefer: {hit['prefer']}]" if hit.get("prefer") else ""
         lines.append(f"{hit['rank']:>2}. {hit['title'] or '(no title)'}{mark}")
         lines.append(f"    {hit['url']}")
         if hit["snippet"]:
@@ -2496,8 +2496,7 @@ def render_manifest(topic, facts):
         budget = f"{opts.get('max_sources')} pages, " + (f"≤ {opts.get('max_rounds')} rounds" if opts.get("deep")
                                                            else "1 round") + (", corpus" if opts.get("with_corpus") else "")
         out.append(f"| {i}: {cell(run.get('run'))} | {str(run.get('time', ''))[:10]} | {cell(run.get('goal'))} | "
-                   f"{budget} | {f['round']} | {len(f['saved'])} | {f['requests']['search']} searches, "
-                   f"{f['requests']['scrape']} scrapes | {f['words']:,} |")
+                   f"{budget} | {f['round']} | {len(f['saved'])} | {render_requests(f['requests'])} | {f['words']:,} |")
     if not facts["runs"]:
         out.append("| – | – | searches and scrapes made by hand | – | – | – | – | – |")
     out += ["", "## Queries", "", "| # | round | query | hits | new | error |", "| --- | --- | --- | --- | --- | --- |"]
@@ -2516,6 +2515,13 @@ def render_manifest(topic, facts):
             for e in facts["syntheses"]] or ["- none yet"]
     out.append(MANIFEST_END)
     return "\n".join(out)
+
+
+def render_requests(requests):
+    """`21 search requests for 17 queries (pages 2–5 when needed), 8 scrapes`: what the run asked the box."""
+    search, queries = requests["search"], requests["queries"]
+    return (f"{counted(search, 'search request')} for {queries} quer{'y' if queries == 1 else 'ies'}" +
+            (" (pages 2–5 when needed)" if search > queries else "") + f", {counted(requests['scrape'], 'scrape')}")
 
 
 def render_scope(facts):
@@ -2605,7 +2611,7 @@ def render_checkpoint(topic, answer, facts, notes_path):
         lines.append(f"dropped by the source scope: {len(facts['dropped'])} hits (see the manifest)")
     words = sum(s["words"] for s in answer["saved"])
     run = facts["run"]
-    requests = f" · requests: {run['requests']['search']} searches, {run['requests']['scrape']} scrapes" if run else ""
+    requests = f" · requests: {render_requests(run['requests'])}" if run else ""
     lines.append(f"to read: {words:,} words ≈ {round(words * TOKENS_PER_WORD):,} tokens{requests}")
     notes = answer.get("notes") or f"{display_path(notes_path)} (not written yet)"
     lines.append(f"wrote {answer['path']} · notes: {notes}")

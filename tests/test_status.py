@@ -175,8 +175,8 @@ Notes: none yet (_notes.md) · picks: [_picks-1.json](_picks-1.json) · 1 pages 
 
 | run | started | goal | budget | rounds | saved | requests | words |
 | --- | --- | --- | --- | --- | --- | --- | --- |
-| 1: RUN | DATE | first goal | 2 pages, ≤ 2 rounds, corpus | 2 | 1 | 2 searches, 2 scrapes | 262 |
-| 2: RUN | DATE | second goal | 3 pages, 1 round | 1 | 0 | 2 searches, 0 scrapes | 0 |
+| 1: RUN | DATE | first goal | 2 pages, ≤ 2 rounds, corpus | 2 | 1 | 2 search requests for 2 queries, 2 scrapes | 262 |
+| 2: RUN | DATE | second goal | 3 pages, 1 round | 1 | 0 | 2 search requests for 1 query (pages 2–5 when needed), 0 scrapes | 0 |
 
 ## Queries
 
