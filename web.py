@@ -468,6 +468,12 @@ def is_private_host(host, box_host):
     return not address.is_global or address.is_multicast
 
 
+def missing_scheme(url):
+    """True for a URL written without its scheme: example.org/page, example.org:8080/x, //example.org/."""
+    head = re.split(r"[:/]", url.lstrip("/"), maxsplit=1)[0]
+    return "://" not in url and (":" not in url or "." in head)
+
+
 def scrape_url_problem(url, box_host, allow_private=False):
     """Why web.py will not ask Firecrawl for this URL, or None."""
     if len(url) > MAX_URL_CHARS:
@@ -475,6 +481,8 @@ def scrape_url_problem(url, box_host, allow_private=False):
     if re.search(r"[\s\x00-\x1f\x7f]", url):
         return "URL contains spaces or control characters"
     reason = drop_reason(url)
+    if reason and missing_scheme(url):
+        return f"no scheme — add https://, e.g. https://{url.lstrip('/')}"
     if reason:
         return reason
     from urllib.parse import urlsplit
@@ -482,7 +490,7 @@ def scrape_url_problem(url, box_host, allow_private=False):
     if parts.username is not None or parts.password is not None or "@" in parts.netloc:
         return "URL carries credentials (user:pass@)"
     if not allow_private and is_private_host(parts.hostname, box_host):
-        return "private address"
+        return "private address — if it is your own intranet page, add --allow-private"
     return None
 
 

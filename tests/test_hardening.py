@@ -73,20 +73,21 @@ def _long(n):
     return "q" * n
 
 
+PRIVATE = "private address — if it is your own intranet page, add --allow-private"
 BAD_URLS = [
     ("javascript:alert(1)", "not http/https (javascript)"), ("file:///etc/passwd", "not http/https (file)"),
     ("data:text/html,<b>x</b>", "not http/https (data)"), ("ftp://example.com/x.txt", "not http/https (ftp)"),
-    ("example.com/no-scheme", "not http/https (no scheme)"),
+    ("example.com/no-scheme", "no scheme — add https://, e.g. https://example.com/no-scheme"),
     ("https://exa mple.com/", "URL contains spaces or control characters"),
     ("https://example.com/" + "a" * 10000, "URL longer than 4096 characters"),
     ("https://user:pw@example.com/", "URL carries credentials (user:pass@)"),
     ("https://user@example.com/", "URL carries credentials (user:pass@)"),
-    ("http://127.0.0.1/admin", "private address"), ("http://2130706433/", "private address"),
-    ("http://0x7f000001/", "private address"), ("http://0177.0.0.1/", "private address"),
-    ("http://127.1/", "private address"), ("http://[::1]/", "private address"),
-    ("http://[::ffff:127.0.0.1]/", "private address"), ("http://169.254.169.254/latest/meta-data/", "private address"),
-    ("http://localhost:8080/", "private address"), ("http://10.10.20.37:3002/", "private address"),
-    ("http://192.168.0.1/", "private address"), ("http://metadata.google.internal/", "private address"),
+    ("http://127.0.0.1/admin", PRIVATE), ("http://2130706433/", PRIVATE),
+    ("http://0x7f000001/", PRIVATE), ("http://0177.0.0.1/", PRIVATE),
+    ("http://127.1/", PRIVATE), ("http://[::1]/", PRIVATE),
+    ("http://[::ffff:127.0.0.1]/", PRIVATE), ("http://169.254.169.254/latest/meta-data/", PRIVATE),
+    ("http://localhost:8080/", PRIVATE), ("http://10.10.20.37:3002/", PRIVATE),
+    ("http://192.168.0.1/", PRIVATE), ("http://metadata.google.internal/", PRIVATE),
 ]
 
 

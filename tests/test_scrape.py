@@ -191,7 +191,8 @@ def test_scrape_ledger_records_every_page(run, fire, md_root, tmp_path):
 def test_private_addresses_are_refused_before_firecrawl_is_asked(run, fire):
     r = run("scrape", "http://169.254.169.254/latest/meta-data", "--topic", "t", "--json")
     assert r.code == web.EXIT_PARTIAL and r.json["failed"][0] == {
-        "url": "http://169.254.169.254/latest/meta-data", "kind": "invalid-url", "error": "private address"}
+        "url": "http://169.254.169.254/latest/meta-data", "kind": "invalid-url",
+        "error": "private address — if it is your own intranet page, add --allow-private"}
     assert fire.requests == []
     r = run("scrape", "http://10.1.2.3/wiki/page", "--topic", "t", "--allow-private", "--json")
     assert r.code == 0 and fire.scraped_urls() == ["http://10.1.2.3/wiki/page"]   # the stand-in answers; no connect

@@ -304,7 +304,8 @@ PRIVATE = [  # private or loopback forms: each is refused from the URL text, nev
 
 @pytest.mark.parametrize("url", PRIVATE)
 def test_private_addresses_are_refused(url):
-    assert web.scrape_url_problem(url, "10.10.20.37") == "private address"
+    assert web.scrape_url_problem(url, "10.10.20.37") == "private address — if it is your own intranet page, add " \
+                                                         "--allow-private"
     assert web.scrape_url_problem(url, "10.10.20.37", allow_private=True) is None
 
 
@@ -325,7 +326,7 @@ def test_public_urls_pass(url):
 
 
 def test_the_box_host_name_itself_is_refused():
-    assert web.scrape_url_problem("http://webtools.lan:3002/", "webtools.lan") == "private address"
+    assert web.scrape_url_problem("http://webtools.lan:3002/", "webtools.lan").startswith("private address — ")
 
 
 # --- Retry-After, firecrawl timeout -----------------------------------------------
