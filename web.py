@@ -975,11 +975,12 @@ def one_line(value):
 
 
 def render_header(source, query, fetched, relevance, extra=()):
-    """The provenance header: the five fixed lines, with extra `key: value` lines before NOTE."""
+    """The provenance header: the five fixed lines, with extra `key: value` lines before NOTE. Each
+    line but NOTE ends in two spaces, a hard line break: a markdown preview shows one field a line."""
     lines = [f"> source: {one_line(source)}", f"> query: {one_line(query) or '(none)'}",
              f"> fetched: {fetched}", f"> relevance: {one_line(relevance) or '(none)'}"]
     lines += [f"> {key}: {one_line(value)}" for key, value in extra if one_line(value)]
-    return "\n".join(lines + [NOTE_LINE]) + "\n\n"
+    return "".join(f"{line}  \n" for line in lines) + NOTE_LINE + "\n\n"
 
 
 def split_saved(text):
@@ -994,7 +995,7 @@ def split_saved(text):
         if line == NOTE_LINE:
             return fields, text[offset + 1:] if text.startswith("\n", offset) else text[offset:]
         key, _, value = line[2:].partition(": ")
-        fields.setdefault(key.strip().lower(), value)
+        fields.setdefault(key.strip().lower(), value.rstrip(" "))   # the hard line break of newer pages
 
 
 def header_of(raw):

@@ -484,7 +484,7 @@ def test_picks_may_be_plain_urls_and_take_the_query_given_on_the_command_line(ru
 def test_a_saved_page_without_a_relevance_says_none(run, fire, md_root):
     run("scrape", "https://a.org/1", "--topic", "t")
     page = next((md_root / "t" / "web").glob("a-org-1.md")).read_text(encoding="utf-8")
-    assert "> relevance: (none)\n" in page
+    assert "> relevance: (none)  \n" in page
 
 
 def test_firecrawl_metadata_that_shapes_the_header(run, fire, md_root):

@@ -295,3 +295,31 @@ def test_search_all_shows_seen_hits_in_full_and_without_it_on_one_line(run, sear
         " 2. Page C [seen]", "    https://c.org/3", "    Snippet for https://c.org/3",
         " 3. Page B [seen]", "    https://b.org/2", "    Snippet for https://b.org/2",
         "-- 3 hits, 0 new to the topic"]
+
+
+# --- the provenance header renders as lines -----------------------------------------------------
+
+HEADER_FIELDS = {"source": "https://a.org/1", "query": "q", "fetched": "2026-12-01", "relevance": "why",
+                 "title": "A | B"}
+
+
+def test_the_header_ends_each_field_line_in_a_hard_break_and_old_pages_read_the_same(run, fire, md_root):
+    header = web.render_header("https://a.org/1", "q", "2026-12-01", "why", [("title", "A | B")])
+    assert header.splitlines() == ["> source: https://a.org/1  ", "> query: q  ", "> fetched: 2026-12-01  ",
+                                   "> relevance: why  ", "> title: A | B  ", web.NOTE_LINE, ""]
+    old = header.replace("  \n", "\n")                         # a page saved before the hard breaks
+    assert web.split_saved(header + "body\n") == web.split_saved(old + "body\n") == (HEADER_FIELDS, "body\n")
+    (md_root / "t" / "web").mkdir()
+    (md_root / "t" / "web" / "a-org-1.md").write_text(old + "Old words. " * 30, encoding="utf-8")
+    r = run("scrape", "https://a.org/1", "--topic", "t", "--json")   # an old page is still found by its source
+    assert r.json["skipped"][0]["reason"] == "already saved"
+    assert web.read_header(md_root / "t" / "web" / "a-org-1.md")["title"] == "A | B"
+
+
+@pytest.mark.skipif(__import__("shutil").which("pandoc") is None, reason="needs pandoc")
+def test_a_commonmark_preview_shows_one_header_field_a_line(tmp_path):
+    import subprocess
+    header = web.render_header("https://a.org/1", "q", "2026-12-01", "why", [("title", "A | B")])
+    html = subprocess.run(["pandoc", "-f", "commonmark", "-t", "html"], input=header + "Body.\n", text=True,
+                          capture_output=True, check=True).stdout
+    assert html.count("<br />") == 5 and "source: https://a.org/1<br />\nquery: q<br />" in html

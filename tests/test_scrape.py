@@ -38,9 +38,9 @@ def test_out_writes_the_header_and_page(run, fire, tmp_path):
     assert r.code == 0, r
     text = out.read_text(encoding="utf-8")
     lines = text.splitlines()
-    assert lines[:4] == ["> source: https://example.org/tides", "> query: tide pools",
-                         f"> fetched: {web.now_utc():%Y-%m-%d}", "> relevance: field guide"]
-    assert "> title: Understanding Tide Pools | Coastal Notes" in lines and "> status: 200 text/html" in lines
+    assert lines[:4] == ["> source: https://example.org/tides  ", "> query: tide pools  ",
+                         f"> fetched: {web.now_utc():%Y-%m-%d}  ", "> relevance: field guide  "]
+    assert "> title: Understanding Tide Pools | Coastal Notes  " in lines and "> status: 200 text/html  " in lines
     flags_line = next(line for line in lines if line.startswith("> flags:"))
     assert "invisible-chars:2" in flags_line and "instructions" in flags_line
     note = lines.index(web.NOTE_LINE)
@@ -85,7 +85,7 @@ def test_already_saved_urls_are_skipped_unless_forced(run, fire, md_root):
     assert r.code == 0 and len(r.json["saved"]) == 1 and r.json["saved"][0]["n"] == 1   # the same number
     assert saved_files(md_root) == ["example-org-a.md"]             # the same file, rewritten
     text = (md_root / "t" / "web" / "example-org-a.md").read_text("utf-8")
-    assert "New Text" in text and "> query: q0\n" in text and "> relevance: why\n" in text   # header kept
+    assert "New Text" in text and "> query: q0  \n" in text and "> relevance: why  \n" in text   # header kept
 
 
 def test_identical_content_is_reported_as_duplicate(run, fire, md_root):

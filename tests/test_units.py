@@ -228,8 +228,9 @@ def test_header_renders_five_lines_extras_then_note_and_parses_back():
     header = web.render_header("https://example.com/a", "demons\nhierarchy", "2026-11-30", "primary  source",
                                [("title", "A title"), ("status", "200 text/html"), ("flags", "")])
     lines = header.splitlines()
-    assert lines == ["> source: https://example.com/a", "> query: demons hierarchy", "> fetched: 2026-11-30",
-                     "> relevance: primary source", "> title: A title", "> status: 200 text/html", web.NOTE_LINE, ""]
+    assert lines == ["> source: https://example.com/a  ", "> query: demons hierarchy  ", "> fetched: 2026-11-30  ",
+                     "> relevance: primary source  ", "> title: A title  ", "> status: 200 text/html  ",
+                     web.NOTE_LINE, ""]   # two trailing spaces: a hard line break, so a preview shows lines
     fields, body = web.split_saved(header + "> source: https://evil.example/\nbody text\n")
     assert fields["source"] == "https://example.com/a" and body.startswith("> source: https://evil.example/")
 
