@@ -2629,9 +2629,22 @@ def render_checkpoint(topic, answer, facts, notes_path):
 
 def cmd_manifest(args, cfg):
     store = existing_topic(cfg, args.topic)
-    path = os.path.join(store.web_dir, "_manifest.md")
     facts = manifest_facts(store)
-    block = render_manifest(args.topic, facts)
+    write_manifest(store, render_manifest(args.topic, facts))
+    run = facts["run"] or {}   # gathering ended here: status reads it from the ledger
+    store.append([ledger_event(run.get("run"), "manifest", run.get("round"))])
+    answer = checkpoint(store, facts)
+    if args.json:
+        emit_json(answer)
+    else:
+        write_out(render_checkpoint(args.topic, answer, facts, os.path.join(store.web_dir, "_notes.md")))
+    return EXIT_OK
+
+
+def write_manifest(store, block):
+    """Replace the generated block of md/T/web/_manifest.md under the topic lock, keeping every byte
+    a person wrote outside the markers."""
+    path = os.path.join(store.web_dir, "_manifest.md")
     with store.lock():
         try:
             with open(path, "rb") as handle:
@@ -2645,12 +2658,20 @@ def cmd_manifest(args, cfg):
             atomic_write(path, merge_manifest(existing, block).encode("utf-8"))
         except OSError as err:
             raise writable_error(path, err)
-    answer = checkpoint(store, facts)
-    if args.json:
-        emit_json(answer)
-    else:
-        write_out(render_checkpoint(args.topic, answer, facts, os.path.join(store.web_dir, "_notes.md")))
-    return EXIT_OK
+
+
+def refresh_manifest(topic_dir):
+    """Rewrite the generated block of a topic's manifest, when it has one (after cite-check records a
+    result, so that its Synthesis section is current); a folder outside the md root is left alone."""
+    if not os.path.isfile(os.path.join(topic_dir, "web", "_manifest.md")):
+        return
+    cfg = Config(os.environ)
+    root, real = os.path.realpath(cfg.md_root), os.path.realpath(topic_dir)
+    if os.path.commonpath([root, real]) != root or real == root:
+        return
+    topic = os.path.relpath(real, root).replace(os.sep, "/")
+    store = TopicStore(cfg, topic)
+    write_manifest(store, render_manifest(topic, manifest_facts(store)))
 
 
 # --- cite-check --------------------------------------------------------------
@@ -3478,6 +3499,7 @@ def record_check(path, result, create, **fields):
     append_events(web_dir, [ledger_event(result.run, "cite-check", None, file=os.path.basename(path), sha256=sha,
                                          ok=not result.errors, errors=len(result.errors), coverage=summary,
                                          **fields)])
+    refresh_manifest(os.path.dirname(web_dir))
     return sha
 
 

@@ -323,3 +323,63 @@ def test_a_commonmark_preview_shows_one_header_field_a_line(tmp_path):
     html = subprocess.run(["pandoc", "-f", "commonmark", "-t", "html"], input=header + "Body.\n", text=True,
                           capture_output=True, check=True).stdout
     assert html.count("<br />") == 5 and "source: https://a.org/1<br />\nquery: q<br />" in html
+
+
+# --- the manifest follows cite-check; status knows gathering ended ---------------------------------
+
+def synthesis_section(md_root):
+    text = (md_root / "t" / "web" / "_manifest.md").read_text("utf-8")
+    return text[text.index("## Synthesis"):]
+
+
+@pytest.mark.parametrize("via", ["hand", "hook"])
+def test_a_cite_check_result_refreshes_the_manifests_synthesis_line(run, fire, md_root, via):
+    run("init", "goal", "--topic", "t", "--max-sources", "1")
+    run("scrape", "https://a.org/1", "--topic", "t")
+    run("manifest", "--topic", "t")
+    manifest = md_root / "t" / "web" / "_manifest.md"
+    manifest.write_text(manifest.read_text("utf-8") + "\nmy notes below the block\n", encoding="utf-8")
+    assert "- none yet" in synthesis_section(md_root)
+    synthesis = md_root / "t" / "goal-synthesis.md"
+    synthesis.write_text("# Goal\n\nA claim without a source.\n", encoding="utf-8")
+    if via == "hand":
+        assert run("cite-check", synthesis).code == web.EXIT_PARTIAL
+    else:
+        payload = {"session_id": "s1", "cwd": str(md_root), "tool_input": {"file_path": str(synthesis)}}
+        assert run("hook", "post", stdin=json.dumps(payload)).code == 0
+    assert synthesis_section(md_root).startswith(
+        f"## Synthesis\n\n- [goal-synthesis.md](../goal-synthesis.md) — fails cite-check: 2 errors "
+        f"({web.now_utc():%Y-%m-%d})\n<!-- web.py:end -->")
+    assert manifest.read_text("utf-8").endswith("\nmy notes below the block\n")
+
+
+def test_cite_check_makes_no_manifest_where_there_is_none(run, fire, md_root):
+    run("scrape", "https://a.org/1", "--topic", "t")
+    (md_root / "t" / "x-synthesis.md").write_text("# X\n\nText.\n", encoding="utf-8")
+    run("cite-check", md_root / "t" / "x-synthesis.md")
+    assert not (md_root / "t" / "web" / "_manifest.md").exists()
+
+
+def test_status_knows_gathering_ended_at_the_manifest_and_what_follows(run, searx, fire, md_root):
+    run("init", "goal", "--topic", "t", "--max-sources", "4", "--deep", "--max-rounds", "3")
+    run("search", "q", "--topic", "t")
+    run("scrape", "https://a.org/1", "--topic", "t")
+    assert run("status", "--topic", "t", "--json").json["next"].startswith("round 1 is done; deep round 2 is open")
+    run("manifest", "--topic", "t")
+    assert ledger(md_root)[-1]["command"] == "manifest"
+    path = web.display_path(md_root / "t" / "goal-synthesis.md")
+    assert run("status", "--topic", "t", "--json").json["next"] == (
+        f"gathering ended: the manifest ran after the last scrape, so the checkpoint was shown; once the user gives "
+        f"the go-ahead, write the synthesis {path}")
+    (md_root / "t" / "goal-synthesis.md").write_text("# Goal\n", encoding="utf-8")
+    assert run("status", "--topic", "t", "--json").json["next"] == (
+        "run cite-check on the synthesis (it changed since the last check, or was never checked)")
+    (md_root / "t" / "goal-synthesis.md").unlink()
+    run("search", "q2", "--topic", "t")                 # gathering goes on: round 2 is open again
+    assert run("status", "--topic", "t", "--json").json["next"].startswith("rank round 2's hits")
+
+
+def test_requests_say_what_they_count():
+    assert web.render_requests({"search": 21, "queries": 17, "scrape": 8}) == \
+        "21 search requests for 17 queries (pages 2–5 when needed), 8 scrapes"
+    assert web.render_requests({"search": 1, "queries": 1, "scrape": 1}) == "1 search request for 1 query, 1 scrape"
