@@ -3698,9 +3698,20 @@ def export_entries(store, cited_in=None):
     for name in names:
         fields = read_header(pages[name])
         entries.append({"key": export_key(store.topic, numbers[name]), "url": fields.get("source"),
-                        "title": fields.get("title") or fields.get("source"), "accessed": fields.get("fetched"),
+                        "title": export_title(fields.get("title"), fields.get("site")) or fields.get("source"),
+                        "accessed": fields.get("fetched"),
                         "published": fields.get("published"), "site": fields.get("site"), "topic": store.topic})
     return entries
+
+
+def export_title(title, site):
+    """A title without the site name it ends in: `Title | Journal`, site `Journal` → `Title` (also
+    after -, –, — or ·; the site compared case-insensitively)."""
+    for separator in (" | ", " - ", " – ", " — ", " · "):
+        head, found, tail = (title or "").rpartition(separator)
+        if found and head.strip() and site and tail.strip().casefold() == site.strip().casefold():
+            return head.strip()
+    return title
 
 
 def cited_pages(store, path):

@@ -383,3 +383,27 @@ def test_requests_say_what_they_count():
     assert web.render_requests({"search": 21, "queries": 17, "scrape": 8}) == \
         "21 search requests for 17 queries (pages 2–5 when needed), 8 scrapes"
     assert web.render_requests({"search": 1, "queries": 1, "scrape": 1}) == "1 search request for 1 query, 1 scrape"
+
+
+# --- export titles ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("title, site, kept", [
+    ("Seeing Depth | Journal of Applied Visual Perception", "Journal of Applied Visual Perception", "Seeing Depth"),
+    ("Seeing Depth - journal of applied visual perception", "Journal of Applied Visual Perception", "Seeing Depth"),
+    ("Seeing Depth — JAVP", "JAVP", "Seeing Depth"), ("Seeing Depth · JAVP", "JAVP", "Seeing Depth"),
+    ("Seeing Depth | Part 2", "JAVP", "Seeing Depth | Part 2"),      # the tail is not the site: kept whole
+    ("JAVP", "JAVP", "JAVP"), ("Seeing Depth | JAVP", None, "Seeing Depth | JAVP"),
+])
+def test_an_exported_title_drops_the_site_name_it_repeats(title, site, kept):
+    assert web.export_title(title, site) == kept
+
+
+def test_every_export_format_has_the_title_without_the_site(run, fire, md_root):
+    from standins import article_markdown, page_body
+    url = "https://javp.example.org/depth"
+    fire.set_page(url, page_body(url, article_markdown("depth"), title="Seeing Depth | Journal of Applied Visual "
+                                 "Perception", ogSiteName="Journal of Applied Visual Perception"))
+    run("scrape", url, "--topic", "t")
+    assert "  title = {{Seeing Depth}},\n" in run("export", "--topic", "t", "--format", "bibtex").out
+    assert json.loads(run("export", "--topic", "t", "--format", "csl-json").out)[0]["title"] == "Seeing Depth"
+    assert "TI  - Seeing Depth\r\n" in run("export", "--topic", "t", "--format", "ris").out
