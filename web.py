@@ -1572,7 +1572,7 @@ def cmd_scrape(args, cfg):
     if args.topic is None:
         return scrape_to_stdout(args, cfg, candidates[0])
     store = existing_topic(cfg, args.topic)
-    limit, budget, capped = scrape_budget(store.events(), args.limit, len(candidates), args.force)
+    limit, budget, capped = check_budget(store.events(), args.limit, len(candidates), args.force)
     if capped:
         say_error(capped)
     report, code = ScrapeBatch(args, cfg, store, candidates, limit, budget).run()
@@ -1586,7 +1586,7 @@ def cmd_scrape(args, cfg):
     return code
 
 
-def scrape_budget(events, limit, candidates, force):
+def check_budget(events, limit, candidates, force):
     """(the --limit to use, (max_sources, names of the pages the run saved) or None without a run, a
     notice when the limit was capped): a scrape saves at most what the latest run's budget has left;
     once it is spent a usage error, unless --force goes past it."""
@@ -3880,10 +3880,10 @@ def add_scrape(commands):
                              f'at most {MAX_CANDIDATES}; - reads stdin')
     scrape.add_argument("--limit", type=int_in(1, MAX_CANDIDATES), metavar="N",
                         help=f"stop once N pages are saved, 1–{MAX_CANDIDATES}; failed pages fall through to the "
-                             f"next candidate (default: every candidate)")
+                             f"next candidate (default: every candidate); capped to what the run's budget has left")
     scrape.add_argument("--force", action="store_true",
                         help="re-scrape URLs already saved in the topic; with --out, replace an existing PATH "
-                             "(never a *-synthesis.md)")
+                             "(never a *-synthesis.md); go past the run's budget (recorded in the ledger)")
     scrape.add_argument("--full-page", action="store_true", help="keep navigation and footers (onlyMainContent off)")
     scrape.add_argument("--allow-private", action="store_true",
                         help="allow private/loopback addresses (your own intranet pages; never from page content)")
