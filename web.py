@@ -1649,7 +1649,8 @@ def check_out(path, force):
     --force) or for a file that exists, unless `force`."""
     full, shown = os.path.abspath(path), display_path(path)
     if full.lower().endswith("-synthesis.md"):
-        raise usage_error(f"--out {shown} names a synthesis", "web.py never writes or replaces one: choose another path")
+        raise usage_error(f"--out {shown} names a synthesis",
+                          "web.py never writes or replaces one: choose another path")
     if os.path.lexists(full) and not force:
         raise usage_error(f"--out {shown} exists", "choose another path, or add --force to replace it")
     return full
@@ -2317,7 +2318,7 @@ def render_status(answer, topic):
         render_synthesis_status(dict(synthesis, file="")).split(": ", 1)[1]
     lines = [f"{topic} · run {answer['run']} · {answer['goal']}",
              f"round {answer['round']}{rounds}{', scraped' if answer['scraped'] else ''} · "
-             f"{answer['saved']} of {answer['budget']} pages saved{past_budget(answer['saved'], answer)} · "
+             f"{answer['saved']} of {answer['budget']} pages saved{render_past_budget(answer['saved'], answer)} · "
              f"next --limit {answer['limit']}",
              f"stop rules met: {', '.join(answer.get('stop', [])) or 'none'}"]
     lines += [f"may retry: {r['url']} ({r['kind']})" for r in answer.get("retry", [])]
@@ -2329,7 +2330,7 @@ def render_status(answer, topic):
     return "\n".join(lines) + "\n"
 
 
-def past_budget(saved, answer):
+def render_past_budget(saved, answer):
     """` (2 past the budget, --force)` when more pages were saved than the run's budget, else ``."""
     past = saved - (answer.get("budget") or 0)
     return f" ({past} past the budget{', --force' if answer.get('forced') else ''})" if past > 0 else ""
@@ -2433,7 +2434,8 @@ def manifest_facts(store):
     failures = [e for key, e in latest.items() if e.get("outcome") == "failed" and key not in by_key]
     picks = sorted(n for n in os.listdir(store.web_dir) if n.startswith("_picks-") and n.endswith(".json"))
     run = run_facts(events)
-    retry = set(retry_picks([e for e in events if e.get("command") == "scrape"])) if not run or run["limit"] else set()
+    scrapes = [e for e in events if e.get("command") == "scrape"]
+    retry = set(retry_picks(scrapes)) if not run or run["limit"] else set()   # none once nothing more is scraped
     return {"runs": [dict(r, facts=run_facts([e for e in events if e.get("run") == r.get("run")])) for r in runs],
             "queries": queries, "candidates": candidate_rows(queries, latest, by_key, round_label, retry),
             "policy": read_policy(store.topic_dir), "dropped": [d for e in queries for d in e.get("dropped") or []],
@@ -2600,8 +2602,8 @@ def render_checkpoint(topic, answer, facts, notes_path):
     head = f"{topic} · "
     if "run" in answer:
         opts, saved = facts["run"]["options"], answer["budget"]["saved"]
-        spent = past_budget(saved, {"budget": answer["budget"]["max"], "forced": facts["run"]["forced"]}) or (
-            " (budget spent)" if saved >= (answer["budget"]["max"] or 0) else "")
+        spent = render_past_budget(saved, {"budget": answer["budget"]["max"], "forced": facts["run"]["forced"]}) \
+            or (" (budget spent)" if saved >= (answer["budget"]["max"] or 0) else "")
         late = " (a search after the run's last round)" if answer["round"] > (opts.get("max_rounds") or 1) else ""
         head += (f"run {answer['run']} · round {answer['round']} of {opts.get('max_rounds')}{late} · "
                  f"{saved} of {answer['budget']['max']} pages saved{spent}")

@@ -339,8 +339,9 @@ def straggler_run(env, fire, web, label, hang):
             with open(picks, "w", encoding="utf-8") as handle:
                 json.dump([{"url": u} for u in urls], handle)
             fire.delay = 0.2
+            name = topic(env, f"straggle-{label}-{case}")
             started = time.perf_counter()
-            proc = subprocess.run([PY, web, "scrape", "--topic", topic(env, f"straggle-{label}-{case}"), "--from", picks,
+            proc = subprocess.run([PY, web, "scrape", "--topic", name, "--from", picks,
                                    "--limit", "3", "--json"], env=env, capture_output=True)
             walls.append(time.perf_counter() - started)
             saved = len(json.loads(proc.stdout).get("saved", []))
