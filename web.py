@@ -2507,7 +2507,9 @@ def render_manifest(topic, facts):
         budget = f"{opts.get('max_sources')} pages, " + (f"≤ {opts.get('max_rounds')} rounds" if opts.get("deep")
                                                            else "1 round") + (", corpus" if opts.get("with_corpus") else "")
         out.append(f"| {i}: {cell(run.get('run'))} | {str(run.get('time', ''))[:10]} | {cell(run.get('goal'))} | "
-                   f"{budget} | {f['round']} | {len(f['saved'])} | {render_requests(f['requests'])} | {f['words']:,} |")
+                   f"{budget} | {f['round']} | {len(f['saved'])}"
+                   f"{render_past_budget(len(f['saved']), {'budget': opts.get('max_sources'), 'forced': f['forced']})} | "
+                   f"{render_requests(f['requests'])} | {f['words']:,} |")
     if not facts["runs"]:
         out.append("| – | – | searches and scrapes made by hand | – | – | – | – | – |")
     out += ["", "## Queries", "", "| # | round | query | hits | new | error |", "| --- | --- | --- | --- | --- | --- |"]

@@ -139,6 +139,8 @@ def test_force_goes_past_the_budget_and_status_says_why(run, fire, md_root):
     assert run("status", "--topic", "t", "--json").json["forced"] == 1
     assert run("manifest", "--topic", "t").out.splitlines()[0].endswith(
         " · 2 of 1 pages saved (1 past the budget, --force)")
+    assert " | 1 pages, 1 round | 0 | 2 (1 past the budget, --force) | " in (
+        md_root / "t" / "web" / "_manifest.md").read_text("utf-8")
 
 
 def test_a_limit_beyond_what_the_budget_has_left_is_capped_to_it(run, fire, md_root):
