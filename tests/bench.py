@@ -22,8 +22,9 @@ TESTS = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(TESTS)
 sys.path[:0] = [TESTS, ROOT]
 
-from standins import FirecrawlStandIn, Reply, SearxngStandIn, captured_reply, make_hit, page_body  # noqa: E402
-from web import NOTE_LINE as NOTE  # noqa: E402
+from standins import (FirecrawlStandIn, Reply, SearxngStandIn, SilentStandIn, captured_reply, make_hit,  # noqa: E402
+                      page_body)
+from web import DOCTOR_WAIT, NOTE_LINE as NOTE  # noqa: E402
 
 PY = sys.executable   # the interpreter itself, not a shim in front of it
 WEB = os.path.join(ROOT, "web.py")
@@ -36,6 +37,12 @@ def run_web(env, *argv):
     if proc.returncode not in (0, 1):
         raise SystemExit(f"bench: web.py {' '.join(argv)} failed ({proc.returncode}): {proc.stderr.decode()}")
     return wall, proc.stdout
+
+
+def topic(env, name):
+    """A topic folder for a scrape by hand (only init starts a topic; scrape refuses a new one)."""
+    os.makedirs(os.path.join(env["WEB_MD_ROOT"], name), exist_ok=True)
+    return name
 
 
 def median_wall(env, reps, *argv):
@@ -68,8 +75,8 @@ def budgeted_scrape(env, fire, quick):
         picks = os.path.join(tmp, "picks.json")
         with open(picks, "w", encoding="utf-8") as handle:
             json.dump([{"url": f"https://budget.example/a{i}"} for i in range(12)], handle)
-        wall, out = run_web(env, "scrape", "--topic", "bench-a", "--from", picks, "--workers", "4", "--limit", "12",
-                            "--json")
+        wall, out = run_web(env, "scrape", "--topic", topic(env, "bench-a"), "--from", picks, "--workers", "4",
+                            "--limit", "12", "--json")
         saved = len(json.loads(out)["saved"])
         limit = 3 * latency
         rows.append((f"budgeted scrape, 12 candidates, {latency:g} s/page, W=4, --limit 12", wall / limit, "<= 1.10",
@@ -79,8 +86,8 @@ def budgeted_scrape(env, fire, quick):
             fire.set_page(url, captured_reply("notfound.json"))   # answers at once: a failed target
         with open(picks, "w", encoding="utf-8") as handle:
             json.dump([{"url": u} for u in urls], handle)
-        wall, out = run_web(env, "scrape", "--topic", "bench-b", "--from", picks, "--workers", "4", "--limit", "12",
-                            "--json")
+        wall, out = run_web(env, "scrape", "--topic", topic(env, "bench-b"), "--from", picks, "--workers", "4",
+                            "--limit", "12", "--json")
         report = json.loads(out)
         rows.append(("  same, 3 of the first 6 failing fast, 15 candidates", wall / limit, "<= 1.20",
                      wall / limit <= 1.20 and len(report["saved"]) == 12,
@@ -501,8 +508,9 @@ def straggler_run(env, fire, web, label, hang):
             with open(picks, "w", encoding="utf-8") as handle:
                 json.dump([{"url": u} for u in urls], handle)
             fire.delay = 0.2
+            name = topic(env, f"straggle-{label}-{case}")
             started = time.perf_counter()
-            proc = subprocess.run([PY, web, "scrape", "--topic", f"straggle-{label}-{case}", "--from", picks,
+            proc = subprocess.run([PY, web, "scrape", "--topic", name, "--from", picks,
                                    "--limit", "3", "--json"], env=env, capture_output=True)
             walls.append(time.perf_counter() - started)
             saved = len(json.loads(proc.stdout).get("saved", []))
@@ -523,6 +531,21 @@ def straggler(env, fire, quick, baseline):
     return rows
 
 
+def doctor_hang(env):
+    """doctor against a box that takes connections and never answers: both probes wait at once, each
+    DOCTOR_WAIT seconds (1.0.0 and 2.0.0 waited 20 s for SearXNG, then 60 s for Firecrawl)."""
+    silent = SilentStandIn()
+    env = {k: v for k, v in env.items() if k != "WEB_TIMEOUT"}
+    started = time.perf_counter()
+    proc = subprocess.run([PY, WEB, "doctor"], env=dict(env, SEARXNG_URL=silent.url, FIRECRAWL_URL=silent.url),
+                          capture_output=True)
+    wall = time.perf_counter() - started
+    silent.close()
+    return [("doctor against a box that never answers, over one probe's wait", wall / DOCTOR_WAIT, "<= 1.20",
+             wall / DOCTOR_WAIT <= 1.2 and proc.returncode == 4,
+             f"{wall:.2f} s vs {DOCTOR_WAIT:g} s (was 80 s: 20 s SearXNG, then 60 s Firecrawl)")]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a smoke run of a few seconds (shorter latencies)")
@@ -530,7 +553,8 @@ def main():
     parser.add_argument("--baseline", metavar="WEB_PY",
                         help="an older web.py to run the token, straggler and save-path scenarios against too "
                              "(before/after in one run)")
-    parser.add_argument("--only", choices=["tokens", "straggler", "reading", "verification"], help="run one scenario")
+    parser.add_argument("--only", choices=["tokens", "straggler", "doctor", "reading", "verification"],
+                        help="run one scenario")
     args = parser.parse_args()
     searx, fire = SearxngStandIn(), FirecrawlStandIn()
     with tempfile.TemporaryDirectory() as md_root:
@@ -539,6 +563,7 @@ def main():
                    PYTHONPATH=os.path.join(TESTS, "guard"))
         if args.only:
             rows = {"tokens": lambda: tokens(env, searx, fire, args.baseline), "reading": lambda: reading(env, fire),
+                    "doctor": lambda: doctor_hang(env),
                     "verification": lambda: verification(env, args.baseline),
                     "straggler": lambda: straggler(env, fire, args.quick, args.baseline)}[args.only]()
         else:
@@ -552,6 +577,7 @@ def main():
             rows += verification(env, args.baseline)
             rows += straggler(env, fire, args.quick, args.baseline)
             rows += save_path(env, fire, 2 if args.quick else 20, args.baseline)
+            rows += doctor_hang(env)
     searx.close()
     fire.close()
     machine = f"{os.cpu_count()} cores, Python {sys.version.split()[0]}, {sys.platform}"

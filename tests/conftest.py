@@ -37,6 +37,8 @@ def loopback_only(monkeypatch, tmp_path):
     monkeypatch.setenv("SEARXNG_PORT", "9")      # discard port: nothing listens unless a stand-in is used
     monkeypatch.setenv("FIRECRAWL_PORT", "9")
     monkeypatch.setenv("WEB_RETRIES", "2")
+    (tmp_path / "md" / "t").mkdir(parents=True)  # the md root exists, as md/ does in the repository, with a
+    #                                              topic t: only init starts a topic, scrape and search refuse a new one
     monkeypatch.setenv("WEB_MD_ROOT", str(tmp_path / "md"))
     monkeypatch.setenv("PYTHONPATH", GUARD)
     monkeypatch.setenv("LANG", "C.UTF-8")
@@ -79,8 +81,15 @@ class Result:
         return f"Result(code={self.code}, out={self.out[:400]!r}, err={self.err[:400]!r})"
 
 
-def _stream():
-    return io.TextIOWrapper(io.BytesIO(), encoding="utf-8", newline="")
+class _Terminal(io.TextIOWrapper):
+    """A captured stream that says it is a terminal, as stderr is for a person at a shell."""
+
+    def isatty(self):
+        return True
+
+
+def _stream(tty=False):
+    return (_Terminal if tty else io.TextIOWrapper)(io.BytesIO(), encoding="utf-8", newline="")
 
 
 def _value(stream):
@@ -90,9 +99,9 @@ def _value(stream):
 
 @pytest.fixture
 def run(monkeypatch):
-    """Run web.main(argv) in this process, capturing UTF-8 stdout and stderr."""
-    def run_(*argv, stdin=None):
-        out, err = _stream(), _stream()
+    """Run web.main(argv) in this process, capturing UTF-8 stdout and stderr (a terminal with `tty`)."""
+    def run_(*argv, stdin=None, tty=False):
+        out, err = _stream(), _stream(tty)
         monkeypatch.setattr(sys, "stdout", out)
         monkeypatch.setattr(sys, "stderr", err)
         if stdin is not None:

@@ -138,6 +138,7 @@ def session_outputs(runner=None):
     project = tempfile.mkdtemp(prefix="web-docs-")
     try:
         shutil.copy(os.path.join(ROOT, "web.py"), project)
+        os.mkdir(os.path.join(project, "md"))   # the md root, as the repository ships it
         env = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy") and not k.startswith(
             ("WEB_", "SEARXNG_", "FIRECRAWL_", "CLAUDE_"))}
         env.update(WEBTOOLS_HOST="127.0.0.1", SEARXNG_URL=searx.url, FIRECRAWL_URL=fire.url, LANG="C.UTF-8",

@@ -234,6 +234,29 @@ class SearxngStandIn(StandIn):
         return Reply(body=json.dumps(answer).encode("ascii"), content_type="application/json")
 
 
+class SilentStandIn:
+    """A socket on 127.0.0.1 that takes every connection and never answers: a box that hangs."""
+
+    def __init__(self):
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.sock.settimeout(0.05)
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        self.connections, self.closed = [], threading.Event()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        while not self.closed.is_set():
+            try:
+                self.connections.append(self.sock.accept()[0])
+            except OSError:   # the accept timed out (or the socket closed): look again
+                continue
+
+    def close(self):
+        self.closed.set()
+        for conn in self.connections + [self.sock]:
+            conn.close()
+
+
 def make_hit(url, title=None, content=None, engine="localjson-a"):
     """A result row shaped like SearXNG's."""
     return {"url": url, "title": title or f"Title of {url}",

@@ -570,7 +570,7 @@ def test_export_of_a_synthesis_that_cites_no_saved_page(run, md_root):
 def test_export_to_a_file_that_cannot_be_written(run, md_root, tmp_path):
     topic_on_disk(md_root)
     (tmp_path / "refs.bib").mkdir()
-    r = run("export", "--topic", "reefs", "--format", "bibtex", "--out", tmp_path / "refs.bib")
+    r = run("export", "--topic", "reefs", "--format", "bibtex", "--out", tmp_path / "refs.bib", "--force")
     assert r.code == web.EXIT_CONFIG and r.err.startswith(
         f"web.py: storage: cannot write {web.display_path(tmp_path / 'refs.bib')} (")
 

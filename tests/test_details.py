@@ -68,7 +68,7 @@ def test_a_firecrawl_verdict_with_details_or_a_code_is_shown_whole(run, fire):
         ("invalid-url", "Firecrawl: Bad Request")]
 
 
-def test_an_html_route_404_and_a_key_firecrawl_wants_are_configuration(run, fire, monkeypatch):
+def test_an_html_route_404_and_a_key_firecrawl_wants_are_configuration(run, fire, monkeypatch, tmp_path):
     monkeypatch.setenv("FIRECRAWL_URL", fire.url + "/v0")
     r = run("scrape", "https://example.org/a", "--json")
     assert r.code == web.EXIT_USAGE    # --json needs --topic or --out: checked before any request
@@ -78,7 +78,7 @@ def test_an_html_route_404_and_a_key_firecrawl_wants_are_configuration(run, fire
                                                    f"Firecrawl's API?\n")
     monkeypatch.setenv("FIRECRAWL_URL", fire.url)
     fire.fail_next(Reply(402, {"success": False, "error": "Payment required"}))
-    r = run("scrape", "https://example.org/a", "--out", "/dev/null", "--json")
+    r = run("scrape", "https://example.org/a", "--out", tmp_path / "a.md", "--json")
     assert r.code == web.EXIT_CONFIG and r.err == "web.py: Firecrawl: wants an API key (HTTP 402) — set FIRECRAWL_API_KEY\n"
 
 
@@ -205,6 +205,7 @@ def test_hidden_and_underscore_files_are_not_pages(run, fire, md_root):
 
 def test_export_keys_of_a_topic_without_latin_letters_and_raw_utf8(run, fire, md_root):
     fire.set_page("https://ko.org/a", page_body("https://ko.org/a", article_markdown("악마"), title="악마의 위계"))
+    (md_root / "악마").mkdir()
     run("scrape", "https://ko.org/a", "--topic", "악마")
     csl = run("export", "--topic", "악마", "--format", "csl-json").out
     assert '"id": "web-1"' in csl and "악마의 위계" in csl and "\\u" not in csl
@@ -225,7 +226,6 @@ def test_exporting_a_topic_with_nothing_saved_says_so(run, md_root):
 
 
 def test_an_unreadable_policy_is_a_clear_error(run, searx, md_root):
-    (md_root / "t").mkdir(parents=True)
     (md_root / "t" / "sources.txt").write_bytes(b"block caf\xe9.org\n")
     r = run("search", "q", "--topic", "t")
     assert r.code == web.EXIT_USAGE and r.err.startswith(f"web.py: usage: cannot read "
@@ -239,7 +239,6 @@ def test_a_policy_note_may_start_with_a_dash(tmp_path):
 
 
 def test_init_for_a_person_lists_the_budget_paths_and_corpus(run, md_root):
-    (md_root / "t").mkdir(parents=True)
     (md_root / "t" / "b-notes.md").write_text("x", encoding="utf-8")
     (md_root / "t" / "a-log.md").write_text("x", encoding="utf-8")
     (md_root / "t" / "old-synthesis.md").write_text("x", encoding="utf-8")
@@ -407,9 +406,11 @@ def test_one_site_is_one_request_and_the_query_keeps_its_own_wording(run, searx)
 
 
 def test_a_topic_that_does_not_exist_when_there_are_none(run, md_root):
+    (md_root / "t").rmdir()
     r = run("status", "--topic", "t")
     assert r.code == web.EXIT_USAGE and r.err == (f"web.py: usage: there is no topic 't' in "
-                                                  f"{web.display_path(md_root)} — start one with web.py init\n")
+                                                  f"{web.display_path(md_root)} — a new topic starts with web.py "
+                                                  f"init \"goal\" --topic t\n")
 
 
 def test_status_of_a_one_round_run_with_a_scope_a_policy_and_a_corpus(run, md_root):
@@ -483,7 +484,7 @@ def test_picks_may_be_plain_urls_and_take_the_query_given_on_the_command_line(ru
 def test_a_saved_page_without_a_relevance_says_none(run, fire, md_root):
     run("scrape", "https://a.org/1", "--topic", "t")
     page = next((md_root / "t" / "web").glob("a-org-1.md")).read_text(encoding="utf-8")
-    assert "> relevance: (none)\n" in page
+    assert "> relevance: (none)  \n" in page
 
 
 def test_firecrawl_metadata_that_shapes_the_header(run, fire, md_root):
@@ -557,10 +558,12 @@ def test_doctor_reports_an_unwritable_md_root_in_json(run, searx, fire, monkeypa
     check = r.json["checks"][3]
     assert r.code == web.EXIT_CONFIG and r.json["ok"] is False
     assert (check["name"], check["ok"], check["code"], check["fix"]) == ("md-root", False, web.EXIT_CONFIG,
-                                                                         "make it writable or set WEB_MD_ROOT")
+                                                                         "point WEB_MD_ROOT at an existing folder, "
+                                                                         "or create it")
+    assert check["detail"] == f"the md root {web.display_path(tmp_path / 'file')} is not a folder"
 
 
-def test_a_fetched_page_below_a_met_budget_is_abandoned_as_not_needed(run, fire, md_root, monkeypatch):
+def test_a_fetched_page_below_a_met_budget_is_unused_as_not_needed(run, fire, md_root, monkeypatch):
     import threading
     hold = threading.Event()
     fire.set_page("https://first.org/a", Reply(200, page_body("https://first.org/a", article_markdown("first")),
@@ -573,10 +576,9 @@ def test_a_fetched_page_below_a_met_budget_is_abandoned_as_not_needed(run, fire,
             hold.set()
         return page
     monkeypatch.setattr(web, "prepare_page", prepared)
-    r = run("scrape", "https://first.org/a", "https://second.org/b", "--topic", "t", "--limit", "1", "--json")
-    assert r.code == 0 and [e["url"] for e in r.json["saved"]] == ["https://first.org/a"]
-    assert r.json["failed"] == [{"url": "https://second.org/b", "kind": "abandoned",
-                                 "error": "not needed: --limit 1 was met by higher picks"}]
+    r = run("scrape", "https://first.org/a", "https://second.org/b", "--topic", "t", "--limit", "1")
+    assert r.code == 0 and r.err == "" and r.out.splitlines()[1:] == [
+        "unused   not needed: --limit 1 was met  https://second.org/b"]
 
 
 def test_a_hit_is_not_flagged_for_header_lines_in_its_own_text():

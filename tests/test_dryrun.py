@@ -118,8 +118,7 @@ def test_dry_run_end_to_end(run, searx, fire, md_root):
     assert scrape.code == 0, scrape
     report = scrape.json
     assert [(e["n"], e["url"]) for e in report["saved"]] == [(1, plato), (2, weyer)]   # numbers by pick order
-    assert [(f["url"], f["kind"]) for f in report["failed"] if f["kind"] != "abandoned"] == [(not_found,
-                                                                                           "target-status")]
+    assert [(f["url"], f["kind"]) for f in report["failed"]] == [(not_found, "target-status")]
     assert forum not in {e["url"] for e in report["saved"]}
 
     # round 2 (--deep): status opens it, a new query, a seen-but-unsaved hit is picked too
@@ -189,15 +188,16 @@ def test_dry_run_end_to_end(run, searx, fire, md_root):
     assert run("status", "--topic", TOPIC, "--json").json["synthesis"] == {
         "path": shown, "status": "failing", "errors": 3, "checked": f"{web.now_utc():%Y-%m-%d}"}
 
-    # nothing is re-scraped: saved pages are skipped without a request
-    requests_before = len(fire.requests)
-    third = run("scrape", "--topic", TOPIC, "--from", picks, "--json").json
-    assert "saved" not in third and [(s["reason"], s["n"]) for s in third["skipped"]] == [("already saved", 3),
-                                                                                         ("already saved", 4)]
-    assert len(fire.requests) == requests_before
+    # the budget holds: once it is spent a scrape is refused, without a request or a ledger line
+    requests_before, ledger = len(fire.requests), (md_root / TOPIC / "web" / "_ledger.jsonl").read_bytes()
+    third = run("scrape", "--topic", TOPIC, "--from", picks, "--json")
+    assert third.code == web.EXIT_USAGE and third.err == ("web.py: usage: the run's budget is spent: 4 of 4 pages "
+                                                          "saved — add --force to go past it\n")
+    assert len(fire.requests) == requests_before and (md_root / TOPIC / "web" / "_ledger.jsonl").read_bytes() == ledger
 
 
 def test_cite_check_numbers_are_the_manifest_numbers(run, fire, md_root):
+    (md_root / TOPIC).mkdir()
     for url in ("https://a.example.org/first", "https://b.example.org/second"):
         run("scrape", url, "--topic", TOPIC, "--workers", "1")
     synthesis = md_root / TOPIC / "s-synthesis.md"
@@ -219,14 +219,14 @@ def test_cite_check_refuses_links_outside_the_topic(run, md_root, tmp_path):
 
 
 def test_init_validates_the_arguments(run, md_root):
-    assert run("init", "--topic", "t").code == 2
+    assert run("init", "--topic", "new").code == 2
     r = run("init", "a goal")
-    assert r.code == 2 and "the topic is missing — add --topic T" in r.err
-    assert run("init", "goal", "--topic", "t", "--max-rounds", "2").code == 2
+    assert r.code == 2 and "the following arguments are required: --topic" in r.err
+    assert run("init", "goal", "--topic", "new", "--max-rounds", "2").code == 2
     assert run("init", "goal", "--topic", "../escape").code == 2
-    assert run("init", "goal", "--topic", "t", "--max-sources", "0").code == 2
-    assert not (md_root / "t").exists()
-    deep = run("init", "unquoted", "goal", "words", "--topic", "t", "--deep", "--max-rounds", "2", "--json").json
+    assert run("init", "goal", "--topic", "new", "--max-sources", "0").code == 2
+    assert not (md_root / "new").exists()
+    deep = run("init", "unquoted", "goal", "words", "--topic", "new", "--deep", "--max-rounds", "2", "--json").json
     assert deep["goal"] == "unquoted goal words" and deep["options"]["max_rounds"] == 2
 
 

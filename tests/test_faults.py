@@ -153,12 +153,12 @@ def test_firecrawl_success_false_is_a_page_failure_and_the_batch_goes_on(run, fi
 
 def test_md_root_not_writable_is_exit_3(run, fire, monkeypatch, tmp_path):
     if os.geteuid() == 0:   # root writes through permissions; /sys refuses every new folder
-        monkeypatch.setenv("WEB_MD_ROOT", "/sys/web-py-test-md")
+        monkeypatch.setenv("WEB_MD_ROOT", "/sys")
     else:
         locked = tmp_path / "locked"
         locked.mkdir(mode=0o555)
         monkeypatch.setenv("WEB_MD_ROOT", str(locked))
-    r = run("scrape", "https://example.org/a", "--topic", "t")
+    r = run("init", "goal", "--topic", "t")
     assert r.code == web.EXIT_CONFIG and "storage: cannot write" in one_line(r.err)
     assert "make the md root writable or point WEB_MD_ROOT elsewhere" in r.err
     assert fire.requests == []

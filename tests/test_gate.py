@@ -293,7 +293,6 @@ def test_the_gate_setting_is_read_from_settings_local_json(monkeypatch, tmp_path
 
 def test_a_synthesis_is_gated_only_inside_a_topic_under_the_md_root(md_root, tmp_path):
     cfg = web.Config({"WEB_MD_ROOT": str(md_root), "WEBTOOLS_HOST": "127.0.0.1"})
-    (md_root / "t").mkdir(parents=True)
     inside = md_root / "t" / "x-synthesis.md"
     for path in (inside, md_root / "x-synthesis.md", tmp_path / "x-synthesis.md", md_root / "t" / "x-synthesis.txt"):
         path.write_text("x", encoding="utf-8")

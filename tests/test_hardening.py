@@ -73,20 +73,21 @@ def _long(n):
     return "q" * n
 
 
+PRIVATE = "private address — if it is your own intranet page, add --allow-private"
 BAD_URLS = [
     ("javascript:alert(1)", "not http/https (javascript)"), ("file:///etc/passwd", "not http/https (file)"),
     ("data:text/html,<b>x</b>", "not http/https (data)"), ("ftp://example.com/x.txt", "not http/https (ftp)"),
-    ("example.com/no-scheme", "not http/https (no scheme)"),
+    ("example.com/no-scheme", "no scheme — add https://, e.g. https://example.com/no-scheme"),
     ("https://exa mple.com/", "URL contains spaces or control characters"),
     ("https://example.com/" + "a" * 10000, "URL longer than 4096 characters"),
     ("https://user:pw@example.com/", "URL carries credentials (user:pass@)"),
     ("https://user@example.com/", "URL carries credentials (user:pass@)"),
-    ("http://127.0.0.1/admin", "private address"), ("http://2130706433/", "private address"),
-    ("http://0x7f000001/", "private address"), ("http://0177.0.0.1/", "private address"),
-    ("http://127.1/", "private address"), ("http://[::1]/", "private address"),
-    ("http://[::ffff:127.0.0.1]/", "private address"), ("http://169.254.169.254/latest/meta-data/", "private address"),
-    ("http://localhost:8080/", "private address"), ("http://10.10.20.37:3002/", "private address"),
-    ("http://192.168.0.1/", "private address"), ("http://metadata.google.internal/", "private address"),
+    ("http://127.0.0.1/admin", PRIVATE), ("http://2130706433/", PRIVATE),
+    ("http://0x7f000001/", PRIVATE), ("http://0177.0.0.1/", PRIVATE),
+    ("http://127.1/", PRIVATE), ("http://[::1]/", PRIVATE),
+    ("http://[::ffff:127.0.0.1]/", PRIVATE), ("http://169.254.169.254/latest/meta-data/", PRIVATE),
+    ("http://localhost:8080/", PRIVATE), ("http://10.10.20.37:3002/", PRIVATE),
+    ("http://192.168.0.1/", PRIVATE), ("http://metadata.google.internal/", PRIVATE),
 ]
 
 
@@ -131,7 +132,6 @@ def test_an_empty_topic_is_a_usage_error_for_every_command(run, searx, md_root, 
 def test_a_symlink_out_of_the_md_root_is_refused(run, fire, md_root, tmp_path):
     outside = tmp_path / "outside"
     outside.mkdir()
-    md_root.mkdir()
     os.symlink(outside, md_root / "escape")
     r = run("scrape", "https://example.org/a", "--topic", "escape")
     assert r.code == web.EXIT_USAGE and "resolves outside the md root" in r.err
@@ -260,8 +260,11 @@ def test_cite_check_on_bad_files(run, md_root, tmp_path, name, data, message):
 BAD_ARGS = [(["scrape", "https://a.org/", "--topic", "t", "--limit", "0"], "usage: --limit 0 is out of range — use 1 to 1000"),
             (["search", "q", "--max", "101"], "usage: --max 101 is out of range — use 1 to 100"),
             (["search", "q", "--workers", "65"], "usage: --workers 65 is out of range — use 1 to 64"),
-            (["init", "goal"], 'usage: the topic is missing — add --topic T, e.g. web.py init "goal" --topic demonology'),
-            (["init", "--topic", "t"], 'usage: the research goal is empty — give it first: web.py init "goal" --topic T'),
+            (["init", "goal"], "usage: web.py init: the following arguments are required: --topic — see web.py init -h"),
+            (["init", "--topic", "t"], "usage: web.py init: the following arguments are required: GOAL — see web.py "
+                                       "init -h"),
+            (["init", " ", "--topic", "t"], 'usage: the research goal is empty — give it first: web.py init "goal" '
+                                            '--topic T'),
             (["init", "goal", "--topic", "t", "--max-rounds", "2"], "usage: --max-rounds goes with --deep — add --deep, "
                                                                     "or drop --max-rounds"),
             (["manifest"], "usage: web.py manifest: the following arguments are required: --topic — see web.py manifest -h"),

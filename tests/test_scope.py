@@ -174,7 +174,7 @@ def test_the_header_keeps_the_published_day_and_the_site_name(run, searx, fire, 
     run("search", "q", "--topic", "t")
     assert run("scrape", "https://a.org/x", "https://b.org/y", "--topic", "t", "--workers", "1").code == 0
     a = (md_root / "t" / "web" / "a-org-x.md").read_text("utf-8").splitlines()
-    assert a[6:9] == ["> published: 2024-03-05", "> site: Site & A", web.NOTE_LINE]     # after the others, before NOTE
+    assert a[6:9] == ["> published: 2024-03-05  ", "> site: Site & A  ", web.NOTE_LINE]     # after the others, before NOTE
     b = web.read_header(md_root / "t" / "web" / "b-org-y.md")
     assert b["published"] == "2023-11-20" and b["site"] == "Coastal Notes"            # the hit's day; the capture's site
 
@@ -190,6 +190,7 @@ def exported(run, fire, md_root):
     for url, title in TITLES.items():
         fire.set_page(url, page_body(url, article_markdown(title), title=title, ogSiteName="The Site",
                                      publishedTime="2024-03-05"))
+    (md_root / "shore").mkdir()
     assert run("scrape", *TITLES, "--topic", "shore", "--workers", "1").code == 0
     return lambda fmt, *more: run("export", "--topic", "shore", "--format", fmt, *more)
 

@@ -38,9 +38,9 @@ def test_out_writes_the_header_and_page(run, fire, tmp_path):
     assert r.code == 0, r
     text = out.read_text(encoding="utf-8")
     lines = text.splitlines()
-    assert lines[:4] == ["> source: https://example.org/tides", "> query: tide pools",
-                         f"> fetched: {web.now_utc():%Y-%m-%d}", "> relevance: field guide"]
-    assert "> title: Understanding Tide Pools | Coastal Notes" in lines and "> status: 200 text/html" in lines
+    assert lines[:4] == ["> source: https://example.org/tides  ", "> query: tide pools  ",
+                         f"> fetched: {web.now_utc():%Y-%m-%d}  ", "> relevance: field guide  "]
+    assert "> title: Understanding Tide Pools | Coastal Notes  " in lines and "> status: 200 text/html  " in lines
     flags_line = next(line for line in lines if line.startswith("> flags:"))
     assert "invisible-chars:2" in flags_line and "instructions" in flags_line
     note = lines.index(web.NOTE_LINE)
@@ -85,7 +85,7 @@ def test_already_saved_urls_are_skipped_unless_forced(run, fire, md_root):
     assert r.code == 0 and len(r.json["saved"]) == 1 and r.json["saved"][0]["n"] == 1   # the same number
     assert saved_files(md_root) == ["example-org-a.md"]             # the same file, rewritten
     text = (md_root / "t" / "web" / "example-org-a.md").read_text("utf-8")
-    assert "New Text" in text and "> query: q0\n" in text and "> relevance: why\n" in text   # header kept
+    assert "New Text" in text and "> query: q0  \n" in text and "> relevance: why  \n" in text   # header kept
 
 
 def test_identical_content_is_reported_as_duplicate(run, fire, md_root):
@@ -161,6 +161,7 @@ def test_korean_page_end_to_end(run, fire, md_root):
     url = "https://ko.example.org/악마/위계"
     markdown = "# 악마의 위계\n\n" + "천사와 악마의 위계는 중세 신학에서 자주 논의되었다. " * 30
     fire.set_page(url, page_body(url, markdown, title="악마의 위계 — 연구"))
+    (md_root / "악마").mkdir()
     r = run("scrape", url, "--topic", "악마", "--query", "악마 위계", "--json")
     assert r.code == 0, r
     path = md_root / "악마" / "web" / "ko-example-org.md"
@@ -190,7 +191,8 @@ def test_scrape_ledger_records_every_page(run, fire, md_root, tmp_path):
 def test_private_addresses_are_refused_before_firecrawl_is_asked(run, fire):
     r = run("scrape", "http://169.254.169.254/latest/meta-data", "--topic", "t", "--json")
     assert r.code == web.EXIT_PARTIAL and r.json["failed"][0] == {
-        "url": "http://169.254.169.254/latest/meta-data", "kind": "invalid-url", "error": "private address"}
+        "url": "http://169.254.169.254/latest/meta-data", "kind": "invalid-url",
+        "error": "private address — if it is your own intranet page, add --allow-private"}
     assert fire.requests == []
     r = run("scrape", "http://10.1.2.3/wiki/page", "--topic", "t", "--allow-private", "--json")
     assert r.code == 0 and fire.scraped_urls() == ["http://10.1.2.3/wiki/page"]   # the stand-in answers; no connect
@@ -282,7 +284,7 @@ def test_of_two_identical_pages_the_higher_ranked_is_kept_whatever_finishes_firs
     assert [s["n"] for s in run("manifest", "--topic", "t", "--json").json["saved"]] == [1, 2]
 
 
-def test_once_the_budget_is_met_a_straggler_is_abandoned_not_waited_for(run, fire, md_root):
+def test_once_the_budget_is_met_a_straggler_is_left_unused_not_waited_for(run, fire, md_root):
     import threading
     hold = threading.Event()
     fire.set_page("https://slow.org/x", Reply(200, page_body("https://slow.org/x", article_markdown("slow")), hold=hold))
@@ -293,11 +295,11 @@ def test_once_the_budget_is_met_a_straggler_is_abandoned_not_waited_for(run, fir
     finally:
         hold.set()
     assert r.code == 0 and [e["url"] for e in r.json["saved"]] == urls[1:]
-    assert r.json["failed"] == [{"url": "https://slow.org/x", "kind": "abandoned",
-                                 "error": "still loading when --limit 3 was met; not saved"}]
-    assert "web.py: scrape: https://slow.org/x: abandoned" in r.err
+    assert r.json["unused"] == ["https://slow.org/x"] and "failed" not in r.json
+    assert r.err == ""                                                   # not a failure: nothing on stderr
     events = web.read_ledger(md_root / "t" / "web" / "_ledger.jsonl")
-    assert [(e["url"], e["outcome"]) for e in events if e.get("kind") == "abandoned"] == [(urls[0], "failed")]
+    assert [(e["url"], e["reason"]) for e in events if e["outcome"] == "unused"] == [
+        (urls[0], "not needed: --limit 3 was met")]
 
 
 def test_a_candidate_listed_twice_is_reported_not_dropped(run, fire, md_root, tmp_path):
@@ -342,7 +344,7 @@ def test_out_reports_in_the_scrape_shape(run, fire, tmp_path):
                                 "title": "Understanding Tide Pools | Coastal Notes",
                                 "words": web.count_words(web.split_saved(page.read_text("utf-8"))[1].encode())}]
     # no citation number outside a topic, and no flags: a clean page of 262 words
-    human = run("scrape", "https://example.org/a", "--out", page)
+    human = run("scrape", "https://example.org/a", "--out", page, "--force")
     assert human.out == f"saved    {web.display_path(page)}  ({answer['saved'][0]['words']} words)  " \
                         f"https://example.org/a\n"
 

@@ -215,8 +215,8 @@ def test_topic_search_numbers_queries_in_the_topic_and_lists_seen_hits_compactly
     events = web.read_ledger(md_root / "t" / "web" / "_ledger.jsonl")
     searches = [e for e in events if e["command"] == "search"]
     assert [(e["q"], e["query"], e["round"], e["hits"], e["new"]) for e in searches] == [
-        (1, "q", 1, 2, 2), (2, "q2", 2, 3, 1), (3, "q2", 3, 3, 0)]
-    human = run("search", "q2", "--topic", "t").out
+        (1, "q", 1, 2, 2), (2, "q2", 2, 3, 1), (3, "q2", 2, 3, 0)]   # no scrape between: the same round
+    human = run("search", "q2", "--topic", "t", "--all").out
     assert " 1. Title of https://a.org/1/ [saved 1]" in human and "[seen]" in human
     assert human.endswith("-- 3 hits, 0 new to the topic\n")
 

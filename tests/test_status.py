@@ -55,7 +55,7 @@ def test_after_a_scrape_the_next_round_gets_an_even_share_of_what_is_left():
                                  ("scrape", 1, {"outcome": "failed", "kind": "target-status", "url": "https://x.org/"})))
     assert (facts["round"], facts["scraped"], facts["limit"]) == (1, True, 2)   # (6 - 2) over rounds 2 and 3
     assert facts["retry"] == [["https://slow.org/", "timeout"]]                 # a 404 is final; a timeout is not
-    assert facts["requests"] == {"search": 2, "scrape": 4} and facts["words"] == 200
+    assert facts["requests"] == {"search": 2, "queries": 1, "scrape": 4} and facts["words"] == 200
 
 
 @pytest.mark.parametrize("rows, stop", [
@@ -105,7 +105,8 @@ def test_status_and_manifest_refuse_a_topic_that_does_not_exist_and_create_nothi
         before = snapshot(md_root)
         r = run(command, "--topic", "typo")
         assert r.code == web.EXIT_USAGE and r.err == (
-            f"web.py: usage: there is no topic 'typo' in {web.display_path(md_root)} — topics: real\n")
+            f"web.py: usage: there is no topic 'typo' in {web.display_path(md_root)} — topics: real, t; a new topic "
+            f"starts with web.py init \"goal\" --topic typo\n")
         assert snapshot(md_root) == before
 
 
@@ -174,8 +175,8 @@ Notes: none yet (_notes.md) · picks: [_picks-1.json](_picks-1.json) · 1 pages 
 
 | run | started | goal | budget | rounds | saved | requests | words |
 | --- | --- | --- | --- | --- | --- | --- | --- |
-| 1: RUN | DATE | first goal | 2 pages, ≤ 2 rounds, corpus | 2 | 1 | 2 searches, 2 scrapes | 262 |
-| 2: RUN | DATE | second goal | 3 pages, 1 round | 1 | 0 | 2 searches, 0 scrapes | 0 |
+| 1: RUN | DATE | first goal | 2 pages, ≤ 2 rounds, corpus | 2 | 1 | 2 search requests for 2 queries, 2 scrapes | 262 |
+| 2: RUN | DATE | second goal | 3 pages, 1 round | 1 | 0 | 2 search requests for 1 query (pages 2–5 when needed), 0 scrapes | 0 |
 
 ## Queries
 
@@ -256,7 +257,7 @@ def test_the_whole_manifest_of_a_topic_with_two_runs_a_policy_and_failures(run, 
                                                               "last check, or was never checked)"),
 ])
 def test_the_next_step_of_every_phase(facts, synthesis, sentence):
-    facts = dict({"scraped": False, "limit": 0, "stop": [], "options": {"deep": facts.pop("deep", False)}}, **facts)
+    facts = dict({"scraped": False, "limit": 0, "stop": [], "gathered": False,
+                  "options": {"deep": facts.pop("deep", False)}}, **facts)
     notes, audit = {"done": [], "need": facts.pop("need", [])}, facts.pop("audit", None)
     entry = {"status": synthesis, "errors": 4, "path": "md/t/x-synthesis.md", "audit": audit}
-    assert web.next_step("t", facts, entry, notes) == sentence

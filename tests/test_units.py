@@ -228,8 +228,9 @@ def test_header_renders_five_lines_extras_then_note_and_parses_back():
     header = web.render_header("https://example.com/a", "demons\nhierarchy", "2026-11-30", "primary  source",
                                [("title", "A title"), ("status", "200 text/html"), ("flags", "")])
     lines = header.splitlines()
-    assert lines == ["> source: https://example.com/a", "> query: demons hierarchy", "> fetched: 2026-11-30",
-                     "> relevance: primary source", "> title: A title", "> status: 200 text/html", web.NOTE_LINE, ""]
+    assert lines == ["> source: https://example.com/a  ", "> query: demons hierarchy  ", "> fetched: 2026-11-30  ",
+                     "> relevance: primary source  ", "> title: A title  ", "> status: 200 text/html  ",
+                     web.NOTE_LINE, ""]   # two trailing spaces: a hard line break, so a preview shows lines
     fields, body = web.split_saved(header + "> source: https://evil.example/\nbody text\n")
     assert fields["source"] == "https://example.com/a" and body.startswith("> source: https://evil.example/")
 
@@ -304,7 +305,8 @@ PRIVATE = [  # private or loopback forms: each is refused from the URL text, nev
 
 @pytest.mark.parametrize("url", PRIVATE)
 def test_private_addresses_are_refused(url):
-    assert web.scrape_url_problem(url, "10.10.20.37") == "private address"
+    assert web.scrape_url_problem(url, "10.10.20.37") == "private address — if it is your own intranet page, add " \
+                                                         "--allow-private"
     assert web.scrape_url_problem(url, "10.10.20.37", allow_private=True) is None
 
 
@@ -325,7 +327,7 @@ def test_public_urls_pass(url):
 
 
 def test_the_box_host_name_itself_is_refused():
-    assert web.scrape_url_problem("http://webtools.lan:3002/", "webtools.lan") == "private address"
+    assert web.scrape_url_problem("http://webtools.lan:3002/", "webtools.lan").startswith("private address — ")
 
 
 # --- Retry-After, firecrawl timeout -----------------------------------------------
@@ -360,13 +362,14 @@ def test_bad_topics(topic):
 # --- atomic writes -------------------------------------------------------------------
 
 def test_atomic_write_leaves_the_old_file_and_no_temporary_when_interrupted(tmp_path):
-    target = tmp_path / "page.md"
+    (tmp_path / "pages").mkdir()
+    target = tmp_path / "pages" / "page.md"
     target.write_bytes(b"old page\n")
     with pytest.raises(TypeError):
         web.atomic_write(str(target), b"new first half, then ", object())   # dies mid-write
-    assert target.read_bytes() == b"old page\n" and [p.name for p in tmp_path.iterdir()] == ["page.md"]
+    assert target.read_bytes() == b"old page\n" and [p.name for p in target.parent.iterdir()] == ["page.md"]
     web.atomic_write(str(target), b"new ", b"page\n")
-    assert target.read_bytes() == b"new page\n" and [p.name for p in tmp_path.iterdir()] == ["page.md"]
+    assert target.read_bytes() == b"new page\n" and [p.name for p in target.parent.iterdir()] == ["page.md"]
 
 
 # --- the manifest's generated block --------------------------------------------------------------
