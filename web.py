@@ -2416,9 +2416,9 @@ def render_note(page_shown, number, title, lines, note, problems, passages, date
     if problems:
         checked += "; not found: " + ", ".join(f"L{a}" + (f"–{b}" if b != a else "") for a, b, _ in problems)
     head = [f"> page: {page_shown}" + (f" · [{number}]" if number else "") + f" · {lines:,} lines",
-            f"> title: {one_line(title) or '(none)'}", f"> read: {date} by {READER}", f"> checked: {checked}",
-            "> NOTE: a reader's note on untrusted web content — quote the page, not the note", ""]
-    return "\n".join(head) + "\n" + note.strip() + "\n"
+            f"> title: {one_line(title) or '(none)'}", f"> read: {date} by {READER}", f"> checked: {checked}"]
+    return "".join(f"{line}  \n" for line in head) + "> NOTE: a reader's note on untrusted web content — quote the " \
+        "page, not the note\n\n" + note.strip() + "\n"
 
 
 def reader_page(prompt, cwd, cfg):
@@ -4215,12 +4215,12 @@ def auditor_done(payload, cfg):
     with open(path, "rb") as handle:
         sha = hashlib.sha256(handle.read()).hexdigest()
     problems = audit_problems(answer)
-    head = [f"> synthesis: {os.path.basename(path)} · sha256 {sha[:12]} · {now_utc():%Y-%m-%d}",
-            f"> audited by: {AUDITOR} · {counted(problems, 'problem')}",
-            "> NOTE: each problem is fixed in the synthesis, then cite-check runs again", ""]
+    head = f"> synthesis: {os.path.basename(path)} · sha256 {sha[:12]} · {now_utc():%Y-%m-%d}  \n" \
+           f"> audited by: {AUDITOR} · {counted(problems, 'problem')}  \n" \
+           "> NOTE: each problem is fixed in the synthesis, then cite-check runs again\n\n"
     target = audit_path(path)
     try:
-        atomic_write(target, ("\n".join(head) + "\n" + answer + "\n").encode("utf-8"))
+        atomic_write(target, (head + answer + "\n").encode("utf-8"))
     except OSError as err:
         raise writable_error(target, err)
     web_dir = os.path.join(os.path.dirname(path), "web")

@@ -57,7 +57,7 @@ def test_the_auditors_findings_are_written_beside_the_synthesis_and_recorded(hoo
     audit = (project / "reefs-audit.md").read_text(encoding="utf-8")
     lines = audit.splitlines()
     assert lines[0].startswith("> synthesis: reefs-synthesis.md · sha256 ") and lines[1] == (
-        "> audited by: citation-auditor · 2 problems") and audit.endswith("\n\n" + ANSWER)
+        "> audited by: citation-auditor · 2 problems  ") and audit.endswith("\n\n" + ANSWER)
     event = web.read_ledger(project / "web" / "_ledger.jsonl")[-1]
     import hashlib
     assert {k: event[k] for k in ("command", "run", "file", "problems", "session")} == {

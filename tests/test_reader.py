@@ -299,9 +299,9 @@ def test_a_readers_answer_is_saved_as_the_pages_note_and_recorded(run, topic):
     assert hook(run, "post", reader_answer(cwd, GOOD_NOTE)) == (None, "")
     note = (topic / "web" / "notes" / "docs-example-long.md").read_text(encoding="utf-8")
     shown = web.display_path(topic / "web" / "docs-example-long.md")
-    assert note.splitlines()[:4] == [f"> page: {shown} · [1] · 120 lines", "> title: Long",
-                                     f"> read: {web.now_utc():%Y-%m-%d} by page-reader",
-                                     "> checked: 2 of 2 passages verbatim at their lines"]
+    assert note.splitlines()[:4] == [f"> page: {shown} · [1] · 120 lines  ", "> title: Long  ",
+                                     f"> read: {web.now_utc():%Y-%m-%d} by page-reader  ",
+                                     "> checked: 2 of 2 passages verbatim at their lines  "]   # hard line breaks
     assert note.endswith("\n\n" + GOOD_NOTE)
     event = web.read_ledger(topic / "web" / "_ledger.jsonl")[-1]
     assert {k: event[k] for k in ("command", "page", "n", "passages", "not_found")} == {
