@@ -101,7 +101,7 @@ SESSION = [
     ("hook", "run", "python3 web.py hook post < hook-input.json"),
     ("cite-check-draft", "run", f"python3 web.py cite-check {SYNTHESIS}"),
     ("synthesis", "write", (SYNTHESIS, FIXED)),
-    ("cite-check", "run", f"python3 web.py cite-check {SYNTHESIS} --evidence"),
+    ("cite-check", "run", f"python3 web.py cite-check {SYNTHESIS} --table"),
     ("evidence", "show", ("md/demo/how-do-tide-pools-work-evidence.md", 16)),
     ("status-3", "run", "python3 web.py status --topic demo"),
     ("export-bibtex", "run", f"python3 web.py export --topic demo --format bibtex --cited-in {SYNTHESIS}"),
