@@ -2510,6 +2510,7 @@ QUOTE_MARKS = {'"': '"', "“": "”", "„": "“”", "‚": "‘’", "‘": 
                "「": "」", "『": "』"}
 OPENING_PUNCTUATION = "([{“\"«»„‚‹—–-/"
 SHORT_QUOTE_WORDS = 3      # quotes of this many words or fewer are terms: exempt from the citation rule
+QUOTE_TOKEN = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]|[^\s\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]+")
 SOURCES_SECTIONS = ("sources", "references")
 SENTENCE_END = re.compile(r"[.!?][\"”“’‘»«›‹)\]]*(?:\s+|(?=\[))|[。！？][\"”’」』)]*\s*")
 ABBREVIATIONS = frozenset("e.g i.e etc vs cf al dr mr mrs ms prof st no fig pp vol ed eds jr sr inc ltd co "
@@ -3156,7 +3157,8 @@ def attribute(sentences, notes):
 
 
 def quote_words(passage):
-    return count_words(fold_text(passage).encode("utf-8"))
+    """The words of a quotation: each CJK character one, other words as spaces part them."""
+    return sum(1 for token in QUOTE_TOKEN.findall(fold_text(passage)) if re.search(r"\w", token))
 
 
 def quote_verdicts(sentences, lookup):
@@ -3440,7 +3442,7 @@ STOPWORDS = frozenset(
     "those through to too under until up very was we were what when where which while who whom why will with "
     "would you your yours".split())
 REVIEW_KINDS = ("uncited-sentence", "quote-partly-cited", "weak", "derived")   # the most pressing first
-REVIEW_CAP = 15          # review lines printed; the rest are in the --table file
+REVIEW_CAP = 12          # review lines printed (the rest are in the --table file): ≤ 6,000 characters in all
 REVIEW_SENTENCE = 160    # characters of a sentence in a review line
 REVIEW_PASSAGE = 200     # characters of its passage
 AUDIT_PASSAGE = 300      # characters of each passage in --json's "sentences"
@@ -3630,7 +3632,7 @@ def render_review(entries):
     """The review list: one line a sentence, at most REVIEW_CAP, then how many more the table has."""
     if not entries:
         return ["review: nothing to reread"]
-    lines = [f"review: {counted(len(entries), 'sentence')} to reread against the passage of its page"]
+    lines = [f"review: {counted(len(entries), 'sentence')} to reread against the passage shown"]
     for entry in entries[:REVIEW_CAP]:
         share = f" {entry['share']:.0%}" if entry["kind"] == "weak" else ""
         passage = f" — [{entry['from']}] {shorter(entry['passage'], REVIEW_PASSAGE) or 'holds none of its words'}" \
