@@ -2496,8 +2496,8 @@ CITATION = re.compile(r"\[([^\]\n]+)\]\(([^)\s]+)\)")
 REFERENCE = re.compile(r"\[([^\]\n^][^\]\n]*)\](?:\[([^\]\n]*)\])?(?![(:])")
 FOOTNOTE_REF = re.compile(r"\[\^([^\]\s]+)\](?!:)")
 FOOTNOTE_DEF = re.compile(r" {0,3}\[\^([^\]\s]+)\]:[ \t]?")
-LINK_DEF = re.compile(r" {0,3}\[([^\]\n^][^\]\n]*)\]:[ \t]*<?([^\s>]+)>?(?:[ \t]+(?:\"[^\"\n]*\"|'[^'\n]*'|\([^)\n]*\)))?"
-                      r"[ \t]*$")
+LINK_DEF = re.compile(r" {0,3}\[([^\]\n^][^\]\n]*)\]:[ \t]*<?([^\s>]+)>?"
+                      r"(?:[ \t]+(?:\"[^\"\n]*\"|'[^'\n]*'|\([^)\n]*\)))?[ \t]*$")
 MARKDOWN_LINK = re.compile(r"!?\[([^\]\n]*)\]\([^)\n]*\)")
 CODE_SPAN = re.compile(r"`[^`]*`|<!--.*?-->", re.S)
 FENCE = re.compile(r"([ \t]*)(`{3,}|~{3,})")
@@ -3198,7 +3198,8 @@ def quote_problems(verdicts, lookup):
             if detail:
                 number = lookup.number_of(detail)
                 where = f"; it is in {detail}" + (f": cite it as [{number}]({detail})" if number else "")
-            problems.append((sentence.line, "quote-no-citation", f"quote \"{shown_quote(passage)}\" has no citation{where}"))
+            problems.append((sentence.line, "quote-no-citation",
+                             f"quote \"{shown_quote(passage)}\" has no citation{where}"))
     return problems
 
 
@@ -3394,7 +3395,8 @@ def coverage_of(sentences, verdicts, counts, links, run_pages, lookup):
             per_source[link.rel] = per_source.get(link.rel, 0) + 1
     order = {rel: n for n, rel in enumerate(lookup.pages())}
     return {"sentences": len(sentences), "cited": sum(1 for s in sentences if s.cites and not s.fallback),
-            "quotes": {v: sum(1 for x in verdicts if x[2] == v) for v in ("verified", "not_found", "no_citation", "exempt")},
+            "quotes": {v: sum(1 for x in verdicts if x[2] == v)
+                       for v in ("verified", "not_found", "no_citation", "exempt")},
             "unchecked": [{"line": s.line, "quote": " ".join(p.split())[:80], "why": d}
                           for s, p, v, d in verdicts if v == "unchecked"],
             "numbers": counts,
