@@ -3403,7 +3403,7 @@ def coverage_of(sentences, verdicts, counts, links, run_pages, lookup):
             "per_source": dict(sorted(per_source.items(), key=lambda item: (order.get(item[0], len(order)), item[0])))}
 
 
-def render_check(shown, result, review=()):
+def render_check(shown, result, review):
     """cite-check's text report: each problem as file:line: message, what was verified, then the review list."""
     lines = [f"{shown}:{n}: {m}" for n, _, m in result.errors]
     lines += [f"{shown}:{n}: warning: {m}" if n else f"{shown}: warning: {m}" for n, _, m in result.warnings]
