@@ -2493,7 +2493,7 @@ def cmd_manifest(args, cfg):
 CJK = "\u1100-\u11ff\u2e80-\u9fff\ua960-\ua97f\uac00-\ud7ff\uf900-\ufaff\uff66-\uffdc\U00020000-\U0003134f"
 FULL_WIDTH_DIGITS = {0xff10 + n: str(n) for n in range(10)}
 CITATION = re.compile(r"\[([^\]\n]+)\]\(([^)\s]+)\)")
-REFERENCE = re.compile(r"\[([^\]\n^][^\]\n]*)\](?:\[([^\]\n]*)\])?(?![(:])")
+REFERENCE = re.compile(r"\[([^\]\n^][^\]\n]*)\](?:\[([^\]]*)\])?(?![(:])")
 FOOTNOTE_REF = re.compile(r"\[\^([^\]\s]+)\](?!:)")
 FOOTNOTE_DEF = re.compile(r" {0,3}\[\^([^\]\s]+)\]:[ \t]?")
 LINK_DEF = re.compile(r" {0,3}\[([^\]\n^][^\]\n]*)\]:[ \t]*<?([^\s>]+)>?"
@@ -2595,7 +2595,7 @@ def blocks_of(text):
     lines = text.splitlines() + [""]
     reading, title, section, fence, in_title, skip = Reading(), [], None, None, True, False
     for lineno, line in enumerate(lines[:-1], 1):
-        heading = None if fence or skip else _heading(reading, line, lines[lineno])
+        heading = _heading(reading, line, lines[lineno])
         if skip:
             skip = False
         elif fence or _opens_fence(reading, line):
@@ -2867,7 +2867,7 @@ class SourceLookup:
         self.events = read_ledger(os.path.join(web_dir, "_ledger.jsonl")) if events is None else events
         names = sorted(p[4:] for p in files if p.startswith("web/")) if files is not None else None
         self.numbers = source_numbers(self.events, web_dir, names)
-        self._cache = {}
+        self._cache, self._tokens = {}, {}
 
     def resolve(self, target):
         """(path relative to the topic, problem): a readable page, a broken citation, or (None, None)
@@ -2910,6 +2910,12 @@ class SourceLookup:
     def numbers_in(self, rel):
         self.body(rel)
         return self._cache[rel][2]
+
+    def tokens(self, rel):
+        """(plain text, tokens) of a cited page, as page_tokens() gives them; made once."""
+        if rel not in self._tokens:
+            self._tokens[rel] = page_tokens(self.body(rel))
+        return self._tokens[rel]
 
     def number_of(self, rel):
         return self.numbers.get(rel[4:]) if rel.startswith("web/") else None
@@ -3261,15 +3267,14 @@ def citation_rule_problems(blocks, answer, notes):
         here = any(l.rel or l.problem for l in block.links) or \
             any(n not in notes or any(l.rel or l.problem for l in notes[n]) for n in block.notes)
         cited[id(block.unit)] = cited.get(id(block.unit), False) or here   # a broken link is reported as such
-    problems, findings = [], 0
-    for unit in (b for b in blocks if b.unit is b and b.kind != "footnote"):
+    problems, units = [], [b for b in blocks if b.unit is b and b.kind != "footnote"]
+    for unit in units:
         if unit.section.lower() == "findings":
-            findings += unit.kind in ("item", "row")
             if not cited[id(unit)]:
                 problems.append((unit.line, "uncited-finding", "finding has no citation to a saved source"))
         elif unit.section == answer and not cited[id(unit)]:
             problems.append((unit.line, "uncited-answer", "answer paragraph has no citation to a saved source"))
-    if not findings:
+    if not any(u.section.lower() == "findings" and u.kind in ("item", "row") for u in units):
         problems.append((1, "no-findings", "no findings: the synthesis needs a '## Findings' list"))
     return problems
 
@@ -3301,7 +3306,7 @@ NOT_NAMES = frozenset("he she they it we i you this that these those there criti
 def bare_name(name):
     """A name without the titles and roles before it: Astronaut Ed Lu → Ed Lu, Dr. Maria Lopez → Maria Lopez."""
     words = name.split()
-    while len(words) > 1 and (words[0].rstrip(".").lower() in TITLES or words[0].lower() in ("of", "the")):
+    while len(words) > 1 and words[0].rstrip(".").lower() in TITLES:
         words.pop(0)
     return " ".join(words)
 
@@ -3451,7 +3456,6 @@ AUDIT_PASSAGE = 300      # characters of each passage in --json's "sentences"
 CLAIM_WORDS = 3          # content words that make a sentence a claim
 REMARK_SECTIONS = ("reliability", "method", "limitation")   # about the sources: not reviewed
 OWN_CITATION_SECTIONS = ("findings", "disagreement")        # and the answer: each claim cites for itself
-PAGE_TOKENS = {}         # page body → (plain text, tokens): each page is tokenised once
 
 
 def word_key(token):
@@ -3490,19 +3494,19 @@ def plain_paragraphs(body):
 
 
 def page_tokens(body):
-    """(plain text, [(start, end, word key)]) of a page, kept for the next sentence that cites it."""
-    if body not in PAGE_TOKENS:
-        if len(PAGE_TOKENS) >= 64:
-            PAGE_TOKENS.clear()
-        plain = plain_paragraphs(body)
-        PAGE_TOKENS[body] = plain, [(m.start(), m.end(), word_key(m.group(0))) for m in TOKEN.finditer(plain)]
-    return PAGE_TOKENS[body]
+    """(plain text, [(start, end, word key)]) of a page."""
+    plain = plain_paragraphs(body)
+    return plain, [(m.start(), m.end(), word_key(m.group(0))) for m in TOKEN.finditer(plain)]
 
 
 def best_passage(words, body):
     """(share of `words` found, passage): the window of EVIDENCE_WINDOW page words holding most of
     them, widened to whole sentences within its paragraph."""
-    plain, tokens = page_tokens(body)
+    return passage_in(words, *page_tokens(body))
+
+
+def passage_in(words, plain, tokens):
+    """best_passage() in a page already tokenised by page_tokens()."""
     counts, inside, best, best_end = {}, 0, 0, 0
     for i, (_, _, key) in enumerate(tokens):
         if key in words:
@@ -3535,7 +3539,7 @@ def support(sentence, lookup):
     """[(rel, share, passage)] of each page a sentence cites, best first: the share of its content
     words (quotes included) that the page's best passage holds."""
     words = content_words(claim_text(sentence, quotes=True))
-    found = [(rel, *best_passage(words, lookup.body(rel))) for rel in sentence.cites] if words else []
+    found = [(rel, *passage_in(words, *lookup.tokens(rel))) for rel in sentence.cites] if words else []
     return sorted(found, key=lambda f: -f[1])
 
 
@@ -3562,7 +3566,7 @@ def clauses_hold(sentence, lookup):
     parts, claim = clauses(sentence), claim_text(sentence, quotes=True)
     for start, end, pages in parts:
         words = content_words(claim[start:end])
-        if words and max(best_passage(words, lookup.body(rel))[0] for rel in pages) < WEAK_SUPPORT:
+        if words and max(passage_in(words, *lookup.tokens(rel))[0] for rel in pages) < WEAK_SUPPORT:
             return False
     return len(parts) > 1
 

@@ -129,6 +129,13 @@ def test_quotes_are_read_in_every_construct(check, layout):
     assert kinds(check(synthesis(layout.format(q=WRONG, c=REEF1))).errors) == ["quote-not-found"]
 
 
+def test_a_reference_label_matches_whatever_its_case_and_spacing(check):
+    text = "- Surveys counted 1,420 colonies [1][The  Reef\nReport].\n\n[the reef report]: web/reef.md"
+    assert check(synthesis(text)).errors == [(12, "number-not-found", "number 1,420 is not in web/reef.md")]
+    undefined = check(synthesis("- Surveys counted 1,420 colonies [1][other].\n\n[the reef report]: web/reef.md"))
+    assert kinds(undefined.errors) == ["uncited-finding"]
+
+
 def test_each_table_cell_is_checked_against_its_own_citation(check):
     row = "| Site | Count | Residents |\n| --- | --- | --- |\n| Reef | 1,240 colonies {a} | 48,500 people {b} |"
     assert check(synthesis(row.format(a=REEF1, b=CENSUS2))).errors == []
