@@ -230,7 +230,7 @@ def test_a_sources_link_to_a_missing_page_is_an_error_and_an_external_one_is_not
     assert gone.errors == [(20, "broken-link", "citation [web/gone.md](web/gone.md) points to a file that does not exist")]
     assert check(text.replace("[web/reef.md](web/reef.md)", "[reef](https://reef.example/)")).errors == []
     outside = check(text.replace("[web/reef.md](web/reef.md)", "[x](../other/web/a.md)"))
-    assert kinds(outside.errors) == ["outside-topic"]
+    assert outside.errors == [(20, "outside-topic", "citation [x](../other/web/a.md) points outside the topic")]
 
 
 def test_a_page_listed_in_sources_only_is_still_never_cited(check):
@@ -408,6 +408,7 @@ def test_the_json_carries_the_review_and_every_cited_sentence_for_an_auditor(run
     path.write_text(synthesis(f"- Parrotfish zebras giraffes {REEF1}.\n- Growth was 3.5% {CENSUS2} {REEF1}."),
                     encoding="utf-8")
     answer = run("cite-check", path, "--json").json
+    assert answer["file"] == web.display_path(path) and answer["ok"] is True
     assert answer["review"] == [{"line": 12, "kind": "weak", "sentence": "Parrotfish zebras giraffes [1].",
                                  "cites": ["1"], "from": "1", "share": 0.33,
                                  "passage": "Between 5 and 9 species of parrotfish grazed the plots."}]
@@ -448,3 +449,111 @@ def test_the_json_of_an_eight_source_synthesis_is_bounded(run, md_root, monkeypa
     assert answer["ok"] is True and len(answer["review"]) == 4
     assert len(answer["sentences"]) == sum(1 for s in answer["sentences"] if s["cites"])
     assert len(json.dumps(answer, ensure_ascii=False)) <= 20000
+    passages = [len(p) for s in answer["sentences"] for p in s["best"].values()]
+    assert web.AUDIT_PASSAGE >= max(passages) > web.REVIEW_PASSAGE        # the auditor gets the longer cut
+
+
+# --- edges found by mutation testing -------------------------------------------------------------------
+
+@pytest.mark.parametrize("quote", [
+    "… the reef had recovered within three seasons",                     # an omission first: the rest still counts
+    "after the 2016 bleaching … the reef had recovered within two seasons",  # the parts out of order
+])
+def test_each_part_of_a_quote_with_omissions_must_occur_in_order(check, quote):
+    assert kinds(check(synthesis(f'- "{quote}" {REEF1}.')).errors) == ["quote-not-found"]
+
+
+def test_a_quote_no_cited_page_holds_names_every_page_it_was_looked_for_in(check):
+    result = check(synthesis(f'- "{WRONG}" {REEF1} {CENSUS2}.'))
+    assert result.errors == [(12, "quote-not-found", f'quote "{WRONG}" is not in web/reef.md or web/census.md')]
+
+
+def test_a_compound_sentence_after_another_sentence_is_cut_at_its_own_citations(check):
+    first = "- Reefs recover within two seasons " + REEF1 + ". "
+    result = check(synthesis(first + COMPOUND[2:].format(a=REEF1, b=CENSUS2)))
+    assert result.errors == [] and review(result) == []
+
+
+def test_a_clause_that_is_a_quote_is_held_by_its_page(check):
+    text = f'- The census counted 48,500 residents {CENSUS2}; they wrote "{QUOTE} after the 2016 bleaching" {REEF1}.'
+    result = check(synthesis(text))
+    assert result.errors == [] and web.clauses_hold(result.sentences[1], result.lookup)
+    unheld = check(synthesis(text.replace("The census counted 48,500 residents", "Tortoises ate the hotels")))
+    assert not web.clauses_hold(unheld.sentences[1], unheld.lookup)
+
+
+def test_a_row_without_spaces_around_its_pipes_is_read_cell_by_cell(check):
+    assert check(synthesis(f"|Site|Count|\n|---|---|\n|Reef|1,240 colonies {REEF1}|")).errors == []
+    assert kinds(check(synthesis(f"|Site|Count|\n|---|---|\n|Reef|1,420 colonies {REEF1}|")).errors) == \
+        ["number-not-found"]
+
+
+def test_a_header_row_at_the_end_of_a_paragraph_leaves_the_paragraph(check):
+    blocks, _ = web.outline("## Findings\n\nline one\nline two\nA | B\n--- | ---\nx | y\n")
+    assert [(b.kind, b.text) for b in blocks] == [("paragraph", "line one\nline two"), ("row", "x | y")]
+    blocks, _ = web.outline("|---|---|\n| a | b |\n")
+    assert [(b.kind, b.text) for b in blocks] == [("row", "| a | b |")]
+    assert [b.kind for b in web.outline("Text right at the top.\n")[0]] == ["paragraph"]
+
+
+def test_a_fence_indented_four_spaces_is_not_a_fence(check):
+    text = synthesis(f"- Recovery was fast {REEF1}.", reliability='Checked.\n\n    ```\n\nThey wrote "an invented '
+                                                                  'quote after the code".')
+    assert kinds(check(text).errors) == ["quote-no-citation"]
+    inside = synthesis(f"- Recovery was fast {REEF1}:\n\n  ```\n  \"an invented quote in the item's code\"\n  ```")
+    assert check(inside).errors == []
+
+
+def test_a_single_equals_sign_underlines_a_heading(check):
+    text = synthesis(f"- Recovery was fast {REEF1}.").replace("## Findings\n", "Findings\n=\n")
+    assert check(text).errors == []
+
+
+def test_a_sentence_without_content_words_is_not_weak(check):
+    assert review(check(synthesis(f"- It is so {REEF1}."))) == []
+
+
+def test_shown_sentences_use_the_manifest_label_and_keep_broken_links_as_written(check):
+    result = check(synthesis(f"- Reefs recover {REEF1}. Colonies grew by 260 (= 1,240 − 980) [the report](web/reef.md)."
+                             f"\n- Growth was 3.5% [9](web/gone.md) {CENSUS2}."))
+    shown = [web.shown_sentence(s, result.lookup) for s in result.sentences if s.block.section == "Findings"]
+    assert shown == ["Reefs recover [1].", "Colonies grew by 260 (= 1,240 − 980) [1].", "Growth was 3.5% [9] [2]."]
+
+
+def test_a_link_on_the_first_line_of_a_wrapped_item_is_reported_on_that_line(check):
+    result = check(synthesis(f"- Recovery was fast [9](web/gone.md)\n  and lasting {REEF1}."))
+    assert result.errors == [(12, "broken-link", "citation [9](web/gone.md) points to a file that does not exist")]
+
+
+def test_a_three_letter_surname_is_enough_and_the_leading_the_is_dropped(check):
+    pages = dict(ALL_PAGES, **{"web/lu.md": HEADER.format("lu.example") + "# Talk\n\nLee said the reef had recovered "
+                                                                          "within two seasons.\n"})
+    assert warned(check(synthesis(f'- Dr. Anna Lee said "{QUOTE}" {LU8}.'), pages), "speaker-not-in-page") == []
+    bureau = check(synthesis(f'- The Census Bureau said "{QUOTE}" {LU8} {REEF1}.'), pages)
+    assert warned(bureau, "speaker-not-in-page") == ["none of the cited pages mentions Census Bureau"]
+
+
+def test_words_inside_a_later_sentences_quote_are_not_its_speaker(check):
+    text = f'- Reefs recover {REEF1}. Dr. Maria Lopez said "{QUOTE} after the 2016 bleaching" {REEF1}.'
+    assert warned(check(synthesis(text)), "speaker-not-in-page") == []
+
+
+def test_the_synthesis_run_decides_which_pages_must_be_cited(check):
+    events = ALL_EVENTS + [{"run": "r2", "command": "init"},
+                           {"run": "r2", "command": "scrape", "outcome": "saved", "path": "md/reefs/web/census.md"}]
+    result = check(synthesis(f"- Surveys counted 1,240 colonies {REEF1}."), events=events)   # its title says run r1
+    assert "saved source web/zh2.md is never cited" in warned(result, "never-cited")
+
+
+def test_coverage_counts_every_date_and_number_it_could_not_find(check):
+    result = check(synthesis(f"- The survey ended on 2021-03-14 and 2021-01-14, with 17 and 18 plots {REEF1}."))
+    assert result.coverage["numbers"] == {"verified": 1, "derived": 0, "not_found": 3}
+
+
+def test_nothing_is_written_for_a_topic_without_a_web_folder_but_the_table(run, md_root):
+    (md_root / "fresh").mkdir(parents=True)
+    path = md_root / "fresh" / "goal-synthesis.md"
+    path.write_text(synthesis("- Nothing cited."), encoding="utf-8")
+    assert run("cite-check", path).code == web.EXIT_PARTIAL and not (md_root / "fresh" / "web").exists()
+    assert run("cite-check", path, "--table").code == web.EXIT_PARTIAL
+    assert (md_root / "fresh" / "goal-evidence.md").read_text("utf-8").startswith("# Evidence for goal-synthesis.md\n")
