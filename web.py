@@ -2211,10 +2211,11 @@ def page_headings(lines, first=0):
     for i in range(first, len(lines)):
         line = lines[i]
         opener = FENCE.match(line)
+        opener = opener.group(2) if opener and len(opener.group(1).expandtabs(4)) <= 3 else None
         if fence or opener:
             if not fence:
-                fence = opener.group(1)
-            elif opener and opener.group(1)[0] == fence[0] and len(opener.group(1)) >= len(fence):
+                fence = opener
+            elif opener and opener[0] == fence[0] and len(opener) >= len(fence):
                 fence = None
             paragraph = None
             continue
@@ -3039,35 +3040,73 @@ def refresh_manifest(topic_dir):
 
 # --- cite-check --------------------------------------------------------------
 # parse (outline → sentences, links, quotes; pure) → act (SourceLookup: the only disk reads) →
-# attribute (each sentence's cited pages) → verify (pure checks returning problems) → report.
+# attribute (each sentence's cited pages) → verify (pure checks returning problems) → report
+# (the problems, the coverage, and the review list of what to reread).
 
+CJK = "\u1100-\u11ff\u2e80-\u9fff\ua960-\ua97f\uac00-\ud7ff\uf900-\ufaff\uff66-\uffdc\U00020000-\U0003134f"
+FULL_WIDTH_DIGITS = {0xff10 + n: str(n) for n in range(10)}
 CITATION = re.compile(r"\[([^\]\n]+)\]\(([^)\s]+)\)")
+REFERENCE = re.compile(r"\[([^\]\n^][^\]\n]*)\](?:\[([^\]]*)\])?(?![(:])")
+FOOTNOTE_REF = re.compile(r"\[\^([^\]\s]+)\](?!:)")
+FOOTNOTE_DEF = re.compile(r" {0,3}\[\^([^\]\s]+)\]:[ \t]?")
+LINK_DEF = re.compile(r" {0,3}\[([^\]\n^][^\]\n]*)\]:[ \t]*<?([^\s>]+)>?"
+                      r"(?:[ \t]+(?:\"[^\"\n]*\"|'[^'\n]*'|\([^)\n]*\)))?[ \t]*$")
 MARKDOWN_LINK = re.compile(r"!?\[([^\]\n]*)\]\([^)\n]*\)")
-CODE_SPAN = re.compile(r"`[^`]*`")
-FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+CODE_SPAN = re.compile(r"`[^`]*`|<!--.*?-->", re.S)
+FENCE = re.compile(r"([ \t]*)(`{3,}|~{3,})")
 HEADING = re.compile(r" {0,3}(#{1,6})\s+(.*?)[\s#]*$")
+SETEXT = re.compile(r" {0,3}(=+|-+)[ \t]*$")
+THEMATIC_BREAK = re.compile(r" {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
 LIST_MARKER = re.compile(r"\s*(?:[-*+]|\d{1,9}[.)])\s+")
-TABLE_RULE = re.compile(r"\s*\|?(\s*:?-{3,}:?\s*\|?)+\s*$")
-QUOTE_MARKS = {'"': '"', "“": "”", "«": "»", "「": "」", "『": "』"}
+TABLE_RULE = re.compile(r"\s*\|?(\s*:?-+:?\s*\|?)+\s*$")
+QUOTE_MARKS = {'"': '"', "“": "”", "„": "“”", "‚": "‘’", "‘": "’", "«": "»", "»": "«", "‹": "›", "›": "‹",
+               "「": "」", "『": "』"}
+OPENING_PUNCTUATION = "([{“\"«»„‚‹—–-/"
 SHORT_QUOTE_WORDS = 3      # quotes of this many words or fewer are terms: exempt from the citation rule
+QUOTE_TOKEN = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]|[^\s\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]+")
 SOURCES_SECTIONS = ("sources", "references")
-SENTENCE_END = re.compile(r"[.!?][\"”’»)\]]*\s+|[。！？][\"”’」』)]*\s*")
-LEADING_CITATIONS = re.compile(r"(?:[ \t\n]*\[[^\]\n]+\]\([^)\s]+\))+[.,;:]?[ \t\n]*")
+SENTENCE_END = re.compile(r"[.!?][\"”“’‘»«›‹)\]]*(?:\s+|(?=\[))|[。！？][\"”’」』)]*\s*")
 ABBREVIATIONS = frozenset("e.g i.e etc vs cf al dr mr mrs ms prof st no fig pp vol ed eds jr sr inc ltd co "
                           "approx ca".split())
 QUOTE_FOLD = str.maketrans({"“": '"', "”": '"', "„": '"', "‟": '"', "‘": "'", "’": "'", "‚": "'", "‛": "'",
-                            "–": "-", "—": "-", "‑": "-", "\u00a0": " "})
+                            "–": "-", "—": "-", "‑": "-", "\u00a0": " ", **FULL_WIDTH_DIGITS})
 URL_TEXT = re.compile(r"https?://\S+")
 
 
 class Block:
-    """A paragraph, list item, table row or block quote of a synthesis: section, first line, text."""
+    """A paragraph, list item, table row, block quote, footnote or link definition of a synthesis:
+    section, first line, kind, text, and its unit — the top-level block it is nested in (itself
+    for a top-level block)."""
 
-    def __init__(self, section, line, kind, text):
+    def __init__(self, section, line, kind, text, unit=None, label=None):
         self.section, self.line, self.kind, self.text = section, line, kind, text
+        self.unit, self.label, self.indent = unit or self, label, 0
 
     def line_at(self, offset):
         return self.line + self.text.count("\n", 0, offset)
+
+    @property
+    def prose(self):
+        """True for the blocks whose sentences are checked: not link definitions, not the Sources list."""
+        return self.kind == "footnote" or (self.kind != "definition" and
+                                           self.section.lower() not in SOURCES_SECTIONS)
+
+
+class Reading:
+    """Where outline() stands: the blocks so far, the block a next line continues, the list item
+    or footnote an indented line joins, and whether a table is open."""
+
+    def __init__(self):
+        self.blocks, self.block, self.unit, self.table = [], None, None, False
+
+    def add(self, block, continues=True):
+        self.blocks.append(block)
+        self.block = block if continues else None
+        return block
+
+    def close(self):
+        self.block = self.unit = None
+        self.table = False
 
 
 def read_synthesis(path):
@@ -3087,78 +3126,153 @@ def read_synthesis(path):
         raise usage_error(f"{path} is not UTF-8 text", "save it as UTF-8")
 
 
+def check_synthesis(path, cfg):
+    """A usage error unless the file is a synthesis: `*-synthesis.md` in a topic folder (one
+    holding a web/ folder, or right under the md root)."""
+    folder = os.path.dirname(os.path.realpath(path))
+    topic = os.path.isdir(os.path.join(folder, "web")) or os.path.dirname(folder) == os.path.realpath(cfg.md_root)
+    if not (topic and os.path.basename(path).endswith("-synthesis.md")):
+        raise usage_error(f"{display_path(path)} is not a synthesis", "give md/<topic>/<goal-slug>-synthesis.md")
+
+
 def outline(text):
-    """(blocks, title lines) of a synthesis. Headings, code blocks, the title block (the `#` title
-    and the `>` lines under it) and the Sources list are not prose; a table's header row is not either."""
-    blocks, title, section, block, fence, in_title = [], [], None, None, None, True
-    for lineno, line in enumerate(text.splitlines(), 1):
-        opener = FENCE.match(line)
-        if fence or opener:
-            if not fence:
-                fence = opener.group(1)
-            elif opener and opener.group(1)[0] == fence[0] and len(opener.group(1)) >= len(fence):
-                fence = None
-            block = None
-            continue
-        heading = HEADING.match(line)
-        if heading:
-            if len(heading.group(1)) <= 2 and (len(heading.group(1)) == 2 or section is not None):
-                section, in_title = heading.group(2).strip(), False
-            block = None
-            continue
-        stripped = line.strip()
-        if not stripped:
-            block = None
-            continue
-        if in_title and stripped.startswith(">"):
-            title.append(stripped.lstrip(">").strip())
-            continue
-        in_title = False
-        section = "" if section is None else section
-        block = _add_line(blocks, block, section, lineno, line)
-    return [b for b in blocks if b.section.lower() not in SOURCES_SECTIONS], title
+    """(blocks, title lines) of a synthesis without its Sources list (see blocks_of)."""
+    blocks, title = blocks_of(text)
+    return [b for b in blocks if b.prose or b.kind == "definition"], title
 
 
-def _add_line(blocks, block, section, lineno, line):
-    """Add one prose line to the blocks; return the block a next line may continue."""
-    stripped = line.strip()
-    if stripped.startswith("|"):
-        if TABLE_RULE.match(line):
-            if blocks and blocks[-1].kind == "row" and blocks[-1].line == lineno - 1:
-                blocks.pop()   # the header row above the rule
-            return None
-        blocks.append(Block(section, lineno, "row", stripped))
+def blocks_of(text):
+    """(blocks, title lines) of a synthesis. Headings (# and underlined), code (fenced or indented),
+    thematic breaks, the title block (the `#` title and the `>` lines under it) and a table's
+    header row are not blocks; the Sources list's are, for their links (Block.prose is False)."""
+    lines = text.splitlines() + [""]
+    reading, title, section, fence, in_title, skip = Reading(), [], None, None, True, False
+    for lineno, line in enumerate(lines[:-1], 1):
+        heading = _heading(reading, line, lines[lineno])
+        if skip:
+            skip = False
+        elif fence or _opens_fence(reading, line):
+            fence = _fence_after(fence, line)
+            reading.block = None
+        elif heading:
+            level, name, skip = heading
+            if level <= 2 and (level == 2 or section is not None):
+                section, in_title = name, False
+            reading.close()
+        elif not line.strip():
+            reading.block, reading.table = None, False
+        elif in_title and line.strip().startswith(">"):
+            title.append(line.strip().lstrip(">").strip())
+        else:
+            in_title, section = False, "" if section is None else section
+            _add_line(reading, section, lineno, line)
+    return reading.blocks, title
+
+
+def _opens_fence(reading, line):
+    """True when a line opens a fenced code block: at most 3 spaces in, more inside a list item."""
+    opener = FENCE.match(line)
+    return bool(opener) and len(opener.group(1)) <= 3 + (reading.unit.indent + 2 if reading.unit else 0)
+
+
+def _fence_after(fence, line):
+    """The open fence after this line: its opener, or None once a fence of its kind and length closes it."""
+    opener = FENCE.match(line)
+    if not fence:
+        return opener.group(2)
+    if opener and opener.group(2)[0] == fence[0] and len(opener.group(2)) >= len(fence) and \
+            not line[opener.end():].strip():
         return None
-    marker = LIST_MARKER.match(line)
-    if marker:
-        blocks.append(Block(section, lineno, "item", line[marker.end():]))
-        return blocks[-1]
-    if stripped.startswith(">"):
-        content = re.sub(r"^\s*>\s?", "", line)
-        if block is not None and block.kind == "quote":
-            block.text += "\n" + content
-            return block
-        blocks.append(Block(section, lineno, "quote", content))
-        return blocks[-1]
-    if block is not None:   # a continuation line (indented or lazy)
-        block.text += "\n" + stripped
-        return block
-    blocks.append(Block(section, lineno, "paragraph", stripped))
-    return blocks[-1]
+    return fence
+
+
+def _heading(reading, line, after):
+    """(level, text, underlined) of a heading: `## text`, or a line of plain text underlined with
+    === or --- (the underline is part of the heading); None for any other line."""
+    atx = HEADING.match(line)
+    if atx:
+        return len(atx.group(1)), atx.group(2).strip(), False
+    underline = SETEXT.match(after)
+    if not underline or reading.block is not None or reading.table or "|" in line or not line.strip() or \
+            line.startswith("    ") or LIST_MARKER.match(line) or line.lstrip().startswith((">", "[")):
+        return None
+    return (1 if underline.group(1)[0] == "=" else 2), line.strip(), True
+
+
+def _add_line(reading, section, lineno, line):
+    """Add one prose line: a table row, thematic break, footnote or link definition, list item,
+    block quote, the next line of a block, a block nested in the open list item, or a paragraph."""
+    stripped, indent = line.strip(), len(line) - len(line.lstrip())
+    nested = reading.unit is not None and indent > reading.unit.indent
+    note, definition, marker = FOOTNOTE_DEF.match(line), LINK_DEF.match(line), LIST_MARKER.match(line)
+    if TABLE_RULE.match(line) and "|" in line and not reading.table:
+        _table_header(reading, lineno)
+    elif (reading.table and not (stripped.startswith(">") or marker or THEMATIC_BREAK.match(line))) or \
+            stripped.startswith("|"):
+        _add_row(reading, section, lineno, stripped)
+    elif THEMATIC_BREAK.match(line):
+        reading.close()
+    elif reading.table:   # a block quote or a list item ends a table
+        reading.close()
+        _add_line(reading, section, lineno, line)
+    elif note:
+        reading.unit = reading.add(Block(section, lineno, "footnote", line[note.end():], label=note.group(1)))
+    elif definition and reading.block is None:
+        reading.add(Block(section, lineno, "definition", definition.group(2), label=label_key(definition.group(1))),
+                    continues=False)
+    elif marker:
+        item = reading.add(Block(section, lineno, "item", _unquoted(line[marker.end():]),
+                                 reading.unit if nested else None))
+        item.indent = indent
+        reading.unit = reading.unit if nested else item
+    elif reading.block is not None and (not stripped.startswith(">") or reading.block.kind == "quote" or nested):
+        reading.block.text += "\n" + _unquoted(stripped)   # the next line of the block (indented or lazy)
+    elif indent >= 4 and not nested and not stripped.startswith(">"):
+        reading.block = None   # an indented code block
+    else:
+        reading.unit = reading.unit if nested else None
+        kind = "quote" if stripped.startswith(">") else "paragraph"
+        reading.add(Block(section, lineno, kind, _unquoted(stripped), reading.unit))
+
+
+def _unquoted(text):
+    """Text without its block-quote marks (`> `, `> > `)."""
+    return re.sub(r"^[ \t]*(?:>[ \t]?)+", "", text)
+
+
+def _table_header(reading, lineno):
+    """A table's delimiter row: the line above it is the header, not prose; the lines below are rows."""
+    last = reading.blocks[-1] if reading.blocks else None
+    if last is not None and last.line_at(len(last.text)) == lineno - 1:
+        above = last.text.rsplit("\n", 1)
+        if "|" in above[-1] and len(above) == 1:
+            reading.blocks.pop()
+        elif "|" in above[-1]:
+            last.text = above[0]
+    reading.block, reading.table = None, True
+
+
+def _add_row(reading, section, lineno, row):
+    reading.add(Block(section, lineno, "row", row), continues=False)
+
+
+def label_key(label):
+    """A link reference label as CommonMark matches it: case and inner whitespace folded."""
+    return " ".join(label.split()).casefold()
 
 
 def mask_code(text):
-    """Code spans blanked out (same length, line breaks kept): they are not prose."""
+    """Code spans and HTML comments blanked out (same length, line breaks kept): they are not prose."""
     return CODE_SPAN.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
 
 
 def find_quotes(text):
-    """[(start, end, passage)] of the quotations in a text: straight, curly, «», 「」 and 『』 marks."""
+    """[(start, end, passage)] of the quotations in a text: "…", “…”, „…“, ‘…’, ‚…‘, «…», »…«,
+    ‹…›, 「…」 and 『…』."""
     quotes, at = [], 0
     while at < len(text):
-        close = QUOTE_MARKS.get(text[at])
-        end = text.find(close, at + 1) if close else -1
-        if end < 0:
+        end = _quote_end(text, at)
+        if end is None:
             at += 1
             continue
         if text[at + 1:end].strip():
@@ -3167,24 +3281,36 @@ def find_quotes(text):
     return quotes
 
 
+def _quote_end(text, at):
+    """Where a quotation opened at `at` closes, or None. A ‘ opens only after a space or an opening
+    mark, and a ’ or ‘ with a letter right after it is an apostrophe (don’t), not a closing mark."""
+    closers = QUOTE_MARKS.get(text[at])
+    if not closers or (text[at] == "‘" and at and not (text[at - 1].isspace() or text[at - 1] in OPENING_PUNCTUATION)):
+        return None
+    for end in range(at + 1, len(text)):
+        if text[end] in closers and not (text[end] in "’‘" and text[end + 1:end + 2].isalpha()):
+            return end
+    return None
+
+
 def _abbreviation(text, dot):
     word = re.search(r"([\w.]+)$", text[:dot])
     word = word.group(1).lower() if word else ""
     return word in ABBREVIATIONS or (len(word) == 1 and text[dot - 1].isupper())
 
 
-def sentence_spans(text, quotes):
-    """(start, end) of each sentence: never cut inside a quote or after an abbreviation, and
-    citations right after a full stop belong to the sentence before it."""
+def sentence_spans(text, quotes, cites=()):
+    """(start, end) of each sentence: never cut inside a quote or after an abbreviation. `cites`,
+    the (start, end) of the citation links, decides where citations after a sentence end go
+    (_sentence_close); a full stop right before a citation (`end.[1](a.md)`) ends a sentence too."""
     spans, start = [], 0
     for match in SENTENCE_END.finditer(text):
+        glued = not text[match.end() - 1].isspace() and text[match.start()] in ".!?"
         if any(s < match.start() and match.end() <= e for s, e, _ in quotes) or \
-                (text[match.start()] == "." and _abbreviation(text, match.start())):
+                (text[match.start()] == "." and _abbreviation(text, match.start())) or \
+                (glued and not any(s == match.end() for s, _ in cites)):
             continue
-        cut = match.end()
-        lead = LEADING_CITATIONS.match(text, cut)
-        if lead:
-            cut = lead.end()
+        cut = _sentence_close(text, match.end(), cites)
         if cut > start and text[start:cut].strip():
             spans.append((start, cut))
             start = cut
@@ -3193,12 +3319,30 @@ def sentence_spans(text, quotes):
     return spans
 
 
-class Sentence:
-    """One sentence of the prose: its block, span, links, quotes, and (once attributed) cited pages."""
+def _sentence_close(text, at, cites):
+    """Where a sentence whose end mark stops at `at` closes: past the citations right after it (and
+    a `.,;:` and spaces after them) — unless a lower-case word follows those citations on their
+    line: then they open the next sentence, as in `[2](web/b.md) reports that …`."""
+    end = at
+    for start, stop in sorted(cites):
+        if start < end:
+            continue
+        if text[end:start].strip(" \t\n,;"):
+            break
+        end = stop
+    follow = re.compile(r"[ \t]*([^\W\d_])").match(text, end)
+    if end == at or (follow and follow.group(1).islower()):
+        return at
+    return re.compile(r"[.,;:]?\s*").match(text, end).end()
 
-    def __init__(self, block, start, end, links, quotes):
+
+class Sentence:
+    """One sentence of the prose: its block, span, links, footnote references, quotes, and (once
+    attributed) the pages it cites — its own, or its unit's when `fallback`."""
+
+    def __init__(self, block, start, end, links, notes, quotes):
         self.block, self.start, self.end, self.links, self.quotes = block, start, end, links, quotes
-        self.cites, self.fallback = [], False
+        self.notes, self.cites, self.fallback = notes, [], False
 
     @property
     def text(self):
@@ -3212,24 +3356,54 @@ class Sentence:
 class Link:
     """A citation link: where it is, its label and target, and (once resolved) the page it names."""
 
-    def __init__(self, line, label, target):
-        self.line, self.label, self.target = line, label, target
+    def __init__(self, block, start, end, label, target):
+        self.line, self.start, self.end, self.label, self.target = block.line_at(start), start, end, label, target
         self.rel = self.problem = None
 
 
+def block_links(block, targets):
+    """The citation links of a block, in order: inline `[n](target)`, and reference-style `[n][ref]`,
+    `[n][]` or `[n]` where `targets` ({label key: target}) defines the reference."""
+    links = [Link(block, m.start(), m.end(), m.group(1), m.group(2)) for m in CITATION.finditer(block.masked)]
+    for match in REFERENCE.finditer(block.masked):
+        key = label_key(match.group(2) or match.group(1))
+        if key in targets and not any(l.start <= match.start() < l.end for l in links):
+            links.append(Link(block, match.start(), match.end(), match.group(1), targets[key]))
+    return sorted(links, key=lambda l: l.start)
+
+
 def sentences_of(blocks):
-    """Every sentence of the prose blocks, each with its links and quotes (offsets in the block)."""
+    """Every sentence of the prose blocks, each with its links, footnote references and quotes
+    (offsets in the block); every block gets its links and footnote references."""
+    targets = {b.label: b.text for b in reversed(blocks) if b.kind == "definition"}   # the first one counts
     sentences = []
     for block in blocks:
         block.masked = mask_code(block.text)
-        links = [(m.start(), Link(block.line_at(m.start()), m.group(1), m.group(2)))
-                 for m in CITATION.finditer(block.masked)]
-        quotes = find_quotes(block.masked)
-        block.links = [link for _, link in links]
-        for start, end in sentence_spans(block.masked, quotes):
-            sentences.append(Sentence(block, start, end, [l for at, l in links if start <= at < end],
-                                      [q for q in quotes if start <= q[0] < end]))
+        block.links = block_links(block, targets)
+        notes = [(m.start(), m.group(1)) for m in FOOTNOTE_REF.finditer(block.masked)]
+        block.notes = [label for _, label in notes]
+        if not block.prose:
+            continue
+        for start, end, quotes in sentence_parts(block):
+            sentences.append(Sentence(block, start, end, [l for l in block.links if start <= l.start < end],
+                                      [label for at, label in notes if start <= at < end], quotes))
     return sentences
+
+
+def sentence_parts(block):
+    """(start, end, quotes) of each sentence of a block; each cell of a table row is read apart."""
+    cells = [(0, len(block.masked))]
+    if block.kind == "row":
+        bars = [-1] + [m.start() for m in re.finditer(r"(?<!\\)\|", block.masked)] + [len(block.masked)]
+        cells = [(a + 1, b) for a, b in zip(bars, bars[1:]) if block.masked[a + 1:b].strip()]
+    parts = []
+    for first, last in cells:
+        text = block.masked[first:last]
+        quotes = find_quotes(text)
+        cites = [(l.start - first, l.end - first) for l in block.links if first <= l.start < last]
+        parts += [(first + s, first + e, [(first + a, first + b, p) for a, b, p in quotes if s <= a < e])
+                  for s, e in sentence_spans(text, quotes, cites)]
+    return parts
 
 
 # --- cite-check: the pages a synthesis may cite (act) ---
@@ -3246,7 +3420,7 @@ class SourceLookup:
         self.events = read_ledger(os.path.join(web_dir, "_ledger.jsonl")) if events is None else events
         names = sorted(p[4:] for p in files if p.startswith("web/")) if files is not None else None
         self.numbers = source_numbers(self.events, web_dir, names)
-        self._cache = {}
+        self._cache, self._tokens = {}, {}
 
     def resolve(self, target):
         """(path relative to the topic, problem): a readable page, a broken citation, or (None, None)
@@ -3289,6 +3463,12 @@ class SourceLookup:
     def numbers_in(self, rel):
         self.body(rel)
         return self._cache[rel][2]
+
+    def tokens(self, rel):
+        """(plain text, tokens) of a cited page, as page_tokens() gives them; made once."""
+        if rel not in self._tokens:
+            self._tokens[rel] = page_tokens(self.body(rel))
+        return self._tokens[rel]
 
     def number_of(self, rel):
         return self.numbers.get(rel[4:]) if rel.startswith("web/") else None
@@ -3344,9 +3524,9 @@ def quote_found(quote, folded_source):
 
 # --- cite-check: numbers ---
 
-NUMBER = re.compile(r"(?<![\w.,])([-−])?(\d+(?:[,.'’\u00a0\u2009\u202f]\d+)*)")
+NUMBER = re.compile(rf"(?<![.,]|[^\W{CJK}])([-−])?(\d+(?:[,.'’\u00a0\u2009\u202f]\d+)*)")   # 约116米 too
 GROUP_SEPARATOR = re.compile(r"[,.'’\u00a0\u2009\u202f]")
-ISO_DATE = re.compile(r"(?<![\w-])(\d{4})-(\d{2})-(\d{2})(?![\w-])")
+ISO_DATE = re.compile(rf"(?<![-]|[^\W{CJK}])(\d{{4}})-(\d{{2}})-(\d{{2}})(?![-]|[^\W{CJK}])")
 DERIVED = re.compile(r"[ \t]*(%?)[ \t]*\(=\s*([^()]*(?:\([^()]*\)[^()]*)*)\)")
 MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
           "november", "december")
@@ -3376,9 +3556,10 @@ def number_values(token):
 
 
 def text_numbers(text):
-    """Every value the numbers of a text can mean, each signed as written and unsigned."""
+    """Every value the numbers of a text can mean, each signed as written and unsigned; full-width
+    digits (１１６) read as ASCII."""
     values = set()
-    for sign, token in NUMBER.findall(text):
+    for sign, token in NUMBER.findall(text.translate(FULL_WIDTH_DIGITS)):
         for value in number_values(token):
             values.add(value)
             if sign:
@@ -3438,7 +3619,8 @@ def derivation_holds(written, percent, result):
 
 def stated_numbers(text):
     """([(written, sign, derived (percent, expression) or None)], [ISO dates], orphan (= …) count) of
-    a sentence, its citations, URLs and quotations already blanked out."""
+    a sentence, its citations, URLs and quotations already blanked out; full-width digits read as ASCII."""
+    text = text.translate(FULL_WIDTH_DIGITS)
     dates = ISO_DATE.findall(text)
     text = ISO_DATE.sub(lambda m: " " * len(m.group(0)), text)
     numbers, owned = [], set()
@@ -3466,9 +3648,11 @@ def blank(text, spans):
 
 
 def claim_text(sentence, quotes=False):
-    """A sentence with its citations and URLs blanked, and its quotations unless `quotes`."""
+    """A sentence with its links, footnote references and URLs blanked, and its quotations unless
+    `quotes`: what it claims in its own words."""
     text = sentence.text
-    spans = [(m.start(), m.end()) for m in CITATION.finditer(text)]
+    spans = [(l.start - sentence.start, l.end - sentence.start) for l in sentence.links]
+    spans += [(m.start(), m.end()) for m in FOOTNOTE_REF.finditer(text)]
     spans += [(m.start(), m.end()) for m in URL_TEXT.finditer(text)]
     if not quotes:
         spans += [(s - sentence.start, e - sentence.start) for s, e, _ in sentence.quotes]
@@ -3505,32 +3689,50 @@ def link_problems(links, lookup):
     return problems
 
 
-def attribute(sentences):
-    """Give each sentence the pages it cites: its own citations, else its paragraph's or item's."""
-    by_block = {}
+def footnote_problems(blocks):
+    """A footnote reference `[^n]` with no `[^n]: …` definition."""
+    defined = {b.label for b in blocks if b.kind == "footnote"}
+    return [(block.line, "broken-footnote", f"footnote [^{label}] has no definition")
+            for block in blocks for label in dict.fromkeys(block.notes) if label not in defined]
+
+
+def footnote_links(blocks):
+    """{label: [links]} of every footnote definition."""
+    return {b.label: b.links for b in reversed(blocks) if b.kind == "footnote"}
+
+
+def attribute(sentences, notes):
+    """Give each sentence the pages it cites: its own citations and those of the footnotes it
+    references, else those of its unit (the paragraph, list item or table row it belongs to)."""
+    own = {id(s): list(dict.fromkeys([l.rel for l in s.links if l.rel] +
+                                     [l.rel for n in s.notes for l in notes.get(n, ()) if l.rel]))
+           for s in sentences}
+    by_unit = {}
     for sentence in sentences:
-        by_block.setdefault(id(sentence.block), []).extend(l.rel for l in sentence.links if l.rel)
+        by_unit.setdefault(id(sentence.block.unit), []).extend(own[id(sentence)])
     for sentence in sentences:
-        own = list(dict.fromkeys(l.rel for l in sentence.links if l.rel))
-        sentence.cites = own or list(dict.fromkeys(by_block[id(sentence.block)]))
-        sentence.fallback = not own
+        sentence.cites = own[id(sentence)] or list(dict.fromkeys(by_unit[id(sentence.block.unit)]))
+        sentence.fallback = not own[id(sentence)]
 
 
 def quote_words(passage):
-    return count_words(fold_text(passage).encode("utf-8"))
+    """The words of a quotation: each CJK character one, other words as spaces part them."""
+    return sum(1 for token in QUOTE_TOKEN.findall(fold_text(passage)) if re.search(r"\w", token))
 
 
 def quote_verdicts(sentences, lookup):
-    """[(sentence, passage, verdict, detail)] for every quotation: verified, not_found, no_citation,
-    exempt (a short term), or unchecked (its citations are all broken)."""
+    """[(sentence, passage, verdict, detail)] for every quotation: verified (detail: the cited pages
+    that hold it), not_found, no_citation, exempt (a short term), or unchecked (its citations are
+    all broken)."""
     verdicts = []
     for sentence in sentences:
         for _, _, passage in sentence.quotes:
             if quote_words(passage) <= SHORT_QUOTE_WORDS:
                 verdicts.append((sentence, passage, "exempt", None))
             elif sentence.cites:
-                found = any(quote_found(passage, lookup.folded(rel)) for rel in sentence.cites)
-                verdicts.append((sentence, passage, "verified" if found else "not_found", sentence.cites))
+                holders = [rel for rel in sentence.cites if quote_found(passage, lookup.folded(rel))]
+                verdicts.append((sentence, passage, "verified", holders) if holders else
+                                (sentence, passage, "not_found", sentence.cites))
             elif any(l.problem for l in sentence.links or sentence.block.links):
                 verdicts.append((sentence, passage, "unchecked", "its citation is broken"))
             else:
@@ -3539,20 +3741,37 @@ def quote_verdicts(sentences, lookup):
     return verdicts
 
 
+def shown_quote(passage):
+    shown = " ".join(passage.split())
+    return shown if len(shown) <= 60 else shown[:60] + "…"
+
+
 def quote_problems(verdicts, lookup):
     problems = []
     for sentence, passage, verdict, detail in verdicts:
-        shown = " ".join(passage.split())
-        shown = shown if len(shown) <= 60 else shown[:60] + "…"
         if verdict == "not_found":
-            problems.append((sentence.line, "quote-not-found", f"quote \"{shown}\" is not in {' or '.join(detail)}"))
+            problems.append((sentence.line, "quote-not-found",
+                             f"quote \"{shown_quote(passage)}\" is not in {' or '.join(detail)}"))
         elif verdict == "no_citation":
             where = ""
             if detail:
                 number = lookup.number_of(detail)
                 where = f"; it is in {detail}" + (f": cite it as [{number}]({detail})" if number else "")
-            problems.append((sentence.line, "quote-no-citation", f"quote \"{shown}\" has no citation{where}"))
+            problems.append((sentence.line, "quote-no-citation",
+                             f"quote \"{shown_quote(passage)}\" has no citation{where}"))
     return problems
+
+
+def partly_cited(verdicts):
+    """[(sentence, passage, holders, lacking)] for each verified quote that some of the pages its
+    sentence cites itself do not hold (a paragraph's pages, cited for the paragraph, are not asked)."""
+    return [(s, p, holders, [rel for rel in s.cites if rel not in holders]) for s, p, verdict, holders in verdicts
+            if verdict == "verified" and not s.fallback and len(holders) < len(s.cites)]
+
+
+def partly_cited_warnings(partly):
+    return [(s.line, "quote-partly-cited", f"quote \"{shown_quote(p)}\" is in {' and '.join(holders)} but not in {rel}")
+            for s, p, holders, lacking in partly for rel in lacking]
 
 
 def number_checks(sentences, lookup, answer):
@@ -3593,18 +3812,22 @@ def number_checks(sentences, lookup, answer):
     return problems, counts
 
 
-def citation_rule_problems(blocks, answer):
-    """Every paragraph and item of the answer and every finding cites a saved page; a Findings list exists."""
-    problems, findings = [], 0
+def citation_rule_problems(blocks, answer, notes):
+    """Every paragraph and list item of the answer and every finding — with what is nested in it —
+    cites a saved page, itself or through a footnote; a Findings list exists."""
+    cited = {}
     for block in blocks:
-        cited = any(l.rel or l.problem for l in block.links)   # a broken link is reported as such
-        if block.section.lower() == "findings":
-            findings += block.kind in ("item", "row")
-            if not cited:
-                problems.append((block.line, "uncited-finding", "finding has no citation to a saved source"))
-        elif block.section == answer and not cited:
-            problems.append((block.line, "uncited-answer", "answer paragraph has no citation to a saved source"))
-    if not findings:
+        here = any(l.rel or l.problem for l in block.links) or \
+            any(n not in notes or any(l.rel or l.problem for l in notes[n]) for n in block.notes)
+        cited[id(block.unit)] = cited.get(id(block.unit), False) or here   # a broken link is reported as such
+    problems, units = [], [b for b in blocks if b.unit is b and b.kind != "footnote"]
+    for unit in units:
+        if unit.section.lower() == "findings":
+            if not cited[id(unit)]:
+                problems.append((unit.line, "uncited-finding", "finding has no citation to a saved source"))
+        elif unit.section == answer and not cited[id(unit)]:
+            problems.append((unit.line, "uncited-answer", "answer paragraph has no citation to a saved source"))
+    if not any(u.section.lower() == "findings" and u.kind in ("item", "row") for u in units):
         problems.append((1, "no-findings", "no findings: the synthesis needs a '## Findings' list"))
     return problems
 
@@ -3612,24 +3835,44 @@ def citation_rule_problems(blocks, answer):
 SPEECH = (r"(?:said|says|wrote|writes|argued|argues|noted|notes|claimed|claims|stated|states|told|reported|"
           r"reports|explained|explains|warned|warns|added|adds|concluded|concludes|observed|observes|insisted|"
           r"insists|remarked|remarks)")
+TITLES = frozenset(
+    "astronaut dr doctor professor prof mr mrs ms miss mx sir dame lord lady president vice senator sen general gen "
+    "captain capt chancellor minister prime judge justice rev reverend father sister brother chief director editor "
+    "secretary governor gov mayor commander cmdr colonel col major lieutenant lt sergeant sgt admiral ambassador "
+    "representative rep congressman congresswoman councillor councilor commissioner inspector detective officer "
+    "coach king queen prince princess pope bishop archbishop cardinal rabbi imam pastor deputy former founder ceo "
+    "chair chairman chairwoman spokesperson spokesman spokeswoman author researcher scientist astronomer "
+    "professor emeritus lawyer engineer reporter journalist writer teacher farmer nurse physician surgeon pilot "
+    "explorer ranger curator historian economist biologist ecologist geologist physicist chemist "
+    "mathematician statistician analyst diver fisherman".split())
+ROLE = r"(?:[a-z]+(?:ist|ian|naut)s?|" + "|".join(sorted(TITLES, key=len, reverse=True)) + r")"
 NAME = r"((?:[A-Z][\w'’.-]*\s+(?:(?:of|the|de|la|van|von|der|den|du|al|bin|ibn)\s+)*){0,4}[A-Z][\w'’-]+)"
-ATTRIBUTIONS = (re.compile(rf"\b[Aa]ccording to (?:the\s+)?{NAME}"),
+ATTRIBUTIONS = (re.compile(rf"\b[Aa]ccording to (?:the\s+)?(?:{ROLE}\s+){{0,2}}{NAME}"),
                 re.compile(rf"{NAME},?\s+(?:(?:has|had|once|later|also|then)\s+)?{SPEECH}\b"),
-                re.compile(rf"\b{SPEECH},?\s+{NAME}"),
-                re.compile(rf"{NAME}:\s*[\"“«「『]"))
+                re.compile(rf"\b{SPEECH},?\s+(?:the\s+)?(?:{ROLE}\s+){{0,2}}{NAME}"),
+                re.compile(rf"{NAME}:\s*[\"“„‘‚«»‹「『]"))
 NOT_NAMES = frozenset("he she they it we i you this that these those there critics scholars researchers experts "
                       "authors author others some many officials scientists historians studies study reports report "
                       "sources source one both all most who which later also the a an its their his her our".split())
 
 
+def bare_name(name):
+    """A name without the titles and roles before it: Astronaut Ed Lu → Ed Lu, Dr. Maria Lopez → Maria Lopez."""
+    words = name.split()
+    while len(words) > 1 and words[0].rstrip(".").lower() in TITLES:
+        words.pop(0)
+    return " ".join(words)
+
+
 def speakers(sentence):
-    """Names a sentence credits with its quotation ("X said", "according to X", "X: …", "…, X wrote")."""
-    masked = blank(sentence.text, [(s - sentence.start + 1, e - sentence.start - 1) for s, e, _ in sentence.quotes])
-    masked = CITATION.sub(lambda m: " " * len(m.group(0)), masked)
+    """Names a sentence credits with its quotation ("X said", "according to X", "X: …", "…, X wrote"),
+    without titles and roles."""
+    masked = blank(sentence.text, [(s - sentence.start + 1, e - sentence.start - 1) for s, e, _ in sentence.quotes] +
+                   [(l.start - sentence.start, l.end - sentence.start) for l in sentence.links])
     names = []
     for pattern in ATTRIBUTIONS:
         for match in pattern.finditer(masked):
-            name = re.sub(r"^(?:The|According)\s+", "", " ".join(match.group(1).split())).strip(" .")
+            name = bare_name(re.sub(r"^(?:The|According)\s+", "", " ".join(match.group(1).split())).strip(" ."))
             if name and name.lower() not in NOT_NAMES and name not in names:
                 names.append(name)
     return names
@@ -3642,8 +3885,8 @@ def speaker_warnings(verdicts, lookup):
         for name in speakers(sentence):
             folded = [lookup.folded(rel) for rel in sentence.cites]
             key, last = fold_text(name), fold_text(name.split()[-1])
-            if not any(key in text or (len(last) >= 3 and re.search(rf"\b{re.escape(last)}\b", text))
-                       for text in folded):
+            if not any(re.search(rf"(?<!\w){re.escape(key)}(?!\w)", text) or
+                       (len(last) >= 3 and re.search(rf"\b{re.escape(last)}\b", text)) for text in folded):
                 what = "the cited page does not" if len(folded) == 1 else "none of the cited pages"
                 warnings.append((sentence.line, "speaker-not-in-page",
                                  f"{what} mention{'s' if len(folded) > 1 else ''} {name}"))
@@ -3663,48 +3906,63 @@ def run_of(title_lines, events):
 
 
 class CheckResult:
-    """What cite-check found: errors and warnings as (line, kind, message), coverage, and the sentences."""
+    """What cite-check found: errors and warnings as (line, kind, message), coverage, the sentences,
+    the answer's section, and the verified quotes some of their sentence's pages do not hold."""
 
-    def __init__(self, errors, warnings, coverage, sentences, lookup, run):
+    def __init__(self, errors, warnings, coverage, sentences, lookup, run, answer=None, partly=()):
         self.errors, self.warnings, self.coverage = errors, warnings, coverage
-        self.sentences, self.lookup, self.run = sentences, lookup, run
+        self.sentences, self.lookup, self.run, self.answer, self.partly = sentences, lookup, run, answer, partly
 
 
-def cite_check(path, lookup=None):
-    """Check a synthesis against the pages it cites; a CheckResult."""
-    text = read_synthesis(path)
+def cite_check(path, lookup=None, text=None):
+    """Check a synthesis (`text`, else read from `path`) against the pages it cites; a CheckResult."""
+    text = read_synthesis(path) if text is None else text
     lookup = lookup or SourceLookup(os.path.dirname(os.path.abspath(path)))
-    blocks, title = outline(text)
+    blocks, title = blocks_of(text)
     sentences = sentences_of(blocks)
-    links = [link for block in blocks for link in block.links]
-    errors = link_problems(links, lookup)
-    attribute(sentences)
-    answer = blocks[0].section if blocks else None
+    prose = [b for b in blocks if b.prose]
+    links = [link for block in prose for link in block.links]
+    errors = link_problems(links + [l for b in blocks if not b.prose for l in b.links], lookup)
+    notes = footnote_links(prose)
+    attribute(sentences, notes)
+    answer = prose[0].section if prose else None
     verdicts = quote_verdicts(sentences, lookup)
-    errors += quote_problems(verdicts, lookup)
+    partly = partly_cited(verdicts)
     numbered, counts = number_checks(sentences, lookup, answer)
-    errors += [p[1:] for p in numbered if p[0] == "error"] + citation_rule_problems(blocks, answer)
+    errors += quote_problems(verdicts, lookup) + footnote_problems(prose)
+    errors += [p[1:] for p in numbered if p[0] == "error"] + citation_rule_problems(prose, answer, notes)
     run = run_of(title, lookup.events)
     run_pages = lookup.run_pages(run)
+    warnings = [p[1:] for p in numbered if p[0] == "warning"] + partly_cited_warnings(partly)
+    warnings += speaker_warnings(verdicts, lookup) + never_cited(run_pages, links)
+    coverage = coverage_of(sentences, verdicts, counts, links, run_pages, lookup)
+    return CheckResult(sorted(set(errors)), warnings, coverage, sentences, lookup, run, answer, partly)
+
+
+def never_cited(run_pages, links):
     cited = {l.rel for l in links if l.rel}
-    warnings = [p[1:] for p in numbered if p[0] == "warning"] + speaker_warnings(verdicts, lookup)
-    warnings += [(0, "never-cited", f"saved source {rel} is never cited") for rel in run_pages if rel not in cited]
-    coverage = {"sentences": len(sentences), "cited": sum(1 for s in sentences if s.cites and not s.fallback),
-                "quotes": {v: sum(1 for x in verdicts if x[2] == v)
-                           for v in ("verified", "not_found", "no_citation", "exempt")},
-                "unchecked": [{"line": s.line, "quote": " ".join(p.split())[:80], "why": d}
-                              for s, p, v, d in verdicts if v == "unchecked"],
-                "numbers": counts, "per_source": {}}
+    return [(0, "never-cited", f"saved source {rel} is never cited") for rel in run_pages if rel not in cited]
+
+
+def coverage_of(sentences, verdicts, counts, links, run_pages, lookup):
+    """The coverage: sentences and how many cite for themselves, quote and number verdicts, and the
+    citations of each source (every page of the run listed), in citation-number order."""
+    per_source = dict.fromkeys(run_pages, 0)
     for link in links:
         if link.rel:
-            coverage["per_source"][link.rel] = coverage["per_source"].get(link.rel, 0) + 1
-    for rel in run_pages:
-        coverage["per_source"].setdefault(rel, 0)
-    return CheckResult(sorted(set(errors)), warnings, coverage, sentences, lookup, run)
+            per_source[link.rel] = per_source.get(link.rel, 0) + 1
+    order = {rel: n for n, rel in enumerate(lookup.pages())}
+    return {"sentences": len(sentences), "cited": sum(1 for s in sentences if s.cites and not s.fallback),
+            "quotes": {v: sum(1 for x in verdicts if x[2] == v)
+                       for v in ("verified", "not_found", "no_citation", "exempt")},
+            "unchecked": [{"line": s.line, "quote": " ".join(p.split())[:80], "why": d}
+                          for s, p, v, d in verdicts if v == "unchecked"],
+            "numbers": counts,
+            "per_source": dict(sorted(per_source.items(), key=lambda item: (order.get(item[0], len(order)), item[0])))}
 
 
-def render_check(shown, result):
-    """cite-check's text report: each problem as file:line: message, then what was verified."""
+def render_check(shown, result, review):
+    """cite-check's text report: each problem as file:line: message, what was verified, then the review list."""
     lines = [f"{shown}:{n}: {m}" for n, _, m in result.errors]
     lines += [f"{shown}:{n}: warning: {m}" if n else f"{shown}: warning: {m}" for n, _, m in result.warnings]
     cov, quotes, numbers = result.coverage, result.coverage["quotes"], result.coverage["numbers"]
@@ -3719,7 +3977,7 @@ def render_check(shown, result):
             f"{source_label(result.lookup, rel)} {count}" for rel, count in cov["per_source"].items()))
     lines.append(f"{'FAIL' if result.errors else 'ok'}: {counted(len(result.errors), 'error')}, "
                  f"{counted(len(result.warnings), 'warning')}")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines[:-1] + render_review(review) + lines[-1:]) + "\n"
 
 
 def source_label(lookup, rel):
@@ -3731,7 +3989,7 @@ def source_link(lookup, rel):
     return f"[{lookup.label_of(rel) or rel}]({rel})"
 
 
-# --- cite-check: the evidence table ---
+# --- cite-check: support, the review list and the table ---
 
 EVIDENCE_WINDOW = 40    # words in a passage
 WEAK_SUPPORT = 0.5      # a sentence whose best passage holds less than half of its content words
@@ -3743,11 +4001,19 @@ STOPWORDS = frozenset(
     "ours out over own same she should so some such than that the their theirs them then there these they this "
     "those through to too under until up very was we were what when where which while who whom why will with "
     "would you your yours".split())
+REVIEW_KINDS = ("uncited-sentence", "quote-partly-cited", "weak", "derived")   # the most pressing first
+REVIEW_CAP = 12          # review lines printed (the rest are in the --table file): ≤ 6,000 characters in all
+REVIEW_SENTENCE = 160    # characters of a sentence in a review line
+REVIEW_PASSAGE = 200     # characters of its passage
+AUDIT_PASSAGE = 300      # characters of each passage in --json's "sentences"
+CLAIM_WORDS = 3          # content words that make a sentence a claim
+REMARK_SECTIONS = ("reliability", "method", "limitation")   # about the sources: not reviewed
+OWN_CITATION_SECTIONS = ("findings", "disagreement")        # and the answer: each claim cites for itself
 
 
 def word_key(token):
     """A casefolded word with a plural or verb ending cut (ranks, ranked, ranking → rank; studies, studied → study)."""
-    token = token.casefold()
+    token = token.translate(FULL_WIDTH_DIGITS).casefold()
     if len(token) > 4:
         if token.endswith(("ies", "ied")):
             return token[:-3] + "y"
@@ -3780,11 +4046,20 @@ def plain_paragraphs(body):
     return "\n".join(" ".join(p.split()) for p in re.split(r"\n[ \t]*\n", text) if p.split())
 
 
+def page_tokens(body):
+    """(plain text, [(start, end, word key)]) of a page."""
+    plain = plain_paragraphs(body)
+    return plain, [(m.start(), m.end(), word_key(m.group(0))) for m in TOKEN.finditer(plain)]
+
+
 def best_passage(words, body):
     """(share of `words` found, passage): the window of EVIDENCE_WINDOW page words holding most of
     them, widened to whole sentences within its paragraph."""
-    plain = plain_paragraphs(body)
-    tokens = [(m.start(), m.end(), word_key(m.group(0))) for m in TOKEN.finditer(plain)]
+    return passage_in(words, *page_tokens(body))
+
+
+def passage_in(words, plain, tokens):
+    """best_passage() in a page already tokenised by page_tokens()."""
     counts, inside, best, best_end = {}, 0, 0, 0
     for i, (_, _, key) in enumerate(tokens):
         if key in words:
@@ -3813,34 +4088,145 @@ def best_passage(words, body):
     return best / len(words), ("…" if cut_before else "") + passage + ("…" if cut_after else "")
 
 
-def evidence_rows(result):
-    """[{"line", "sentence", "support": [(rel, share, passage)], "best"}] for every cited sentence."""
-    rows = []
+def support(sentence, lookup):
+    """[(rel, share, passage)] of each page a sentence cites, best first: the share of its content
+    words (quotes included) that the page's best passage holds."""
+    words = content_words(claim_text(sentence, quotes=True))
+    found = [(rel, *passage_in(words, *lookup.tokens(rel))) for rel in sentence.cites] if words else []
+    return sorted(found, key=lambda f: -f[1])
+
+
+def clauses(sentence):
+    """[(start, end, pages)] of the parts of a sentence that cite for themselves: cut at `;` and
+    after each run of citations; a part citing nothing joins the next (the last, the one before)."""
+    text, at, links = sentence.text, sentence.start, sentence.links
+    cuts = {m.end() for m in re.finditer(";", text)} | {
+        link.end - at for link, after in zip(links, links[1:] + [None])
+        if after is None or text[link.end - at:after.start - at].strip(" \t\n,;")}
+    parts, start = [], 0
+    for end in sorted(cuts | {len(text)}):
+        pages = [l.rel for l in links if start <= l.start - at < end and l.rel]
+        if pages:
+            parts.append((start, end, pages))
+            start = end
+    if parts and start < len(text):
+        parts[-1] = (parts[-1][0], len(text), parts[-1][2])
+    return parts
+
+
+def clauses_hold(sentence, lookup):
+    """True when a sentence of two or more parts has each part held by a page that part cites."""
+    parts, claim = clauses(sentence), claim_text(sentence, quotes=True)
+    for start, end, pages in parts:
+        words = content_words(claim[start:end])
+        if words and max(passage_in(words, *lookup.tokens(rel))[0] for rel in pages) < WEAK_SUPPORT:
+            return False
+    return len(parts) > 1
+
+
+def states_something(sentence):
+    """True when a sentence makes a claim: it holds a number, a quote, or CLAIM_WORDS content words."""
+    claim = claim_text(sentence)
+    numbers, dates, _ = stated_numbers(claim)
+    return bool(sentence.quotes or numbers or dates) or len(content_words(claim)) >= CLAIM_WORDS
+
+
+def review_kind(sentence, ranked, result, lacking):
+    """Why a sentence needs rereading, or None: a claim of the answer, the findings or the
+    disagreements without a citation of its own; a quote some of its pages lack; weak support;
+    a number derived by (= …)."""
+    section = sentence.block.section.lower()
+    strict = sentence.block.section == result.answer or section.startswith(OWN_CITATION_SECTIONS)
+    if sentence.fallback and strict and sentence.block.kind != "row" and states_something(sentence) and \
+            (sentence.cites or section.startswith("disagreement")):
+        return "uncited-sentence"
+    if lacking:
+        return "quote-partly-cited"
+    if ranked and ranked[0][1] < WEAK_SUPPORT and not clauses_hold(sentence, result.lookup):
+        return "weak"
+    if any(derived for _, _, derived in stated_numbers(claim_text(sentence))[0]):
+        return "derived"
+    return None
+
+
+def reviews(result, ranked):
+    """[(sentence, kind, (rel, share, passage) or None)] of every sentence to reread, the most
+    pressing kind first; `ranked` is each sentence's support. The remarks about the sources
+    (Reliability, Method, Limitations) are not reviewed."""
+    lacking = {id(s): rels for s, _, _, rels in result.partly}
+    found = []
     for sentence in result.sentences:
-        words = content_words(claim_text(sentence, quotes=True))
-        if not sentence.cites or not words:
+        if sentence.block.section.lower().startswith(REMARK_SECTIONS):
             continue
-        support = [(rel, *best_passage(words, result.lookup.body(rel))) for rel in sentence.cites]
-        shown = " ".join(sentence.block.text[sentence.start:sentence.end].split())
-        rows.append({"line": sentence.line, "sentence": shown, "support": support,
-                     "best": max(share for _, share, _ in support)})
-    return rows
+        kind = review_kind(sentence, ranked[id(sentence)], result, lacking.get(id(sentence)))
+        if kind:
+            best = [r for r in ranked[id(sentence)] if kind != "quote-partly-cited" or r[0] in lacking[id(sentence)]]
+            found.append((sentence, kind, (best or [None])[0]))
+    return sorted(found, key=lambda r: (REVIEW_KINDS.index(r[1]), r[0].line))
 
 
-def render_evidence(name, sha, result):
-    rows = evidence_rows(result)
-    weak = [r for r in rows if r["best"] < WEAK_SUPPORT]
+def shown_sentence(sentence, lookup):
+    """A sentence on one line as written, its citation links reduced to their labels ([1])."""
+    text, at = sentence.block.text[sentence.start:sentence.end], sentence.start
+    for link in reversed(sentence.links):
+        label = source_label(lookup, link.rel) if link.rel else f"[{link.label}]"
+        text = text[:link.start - at] + label + text[link.end - at:]
+    return " ".join(text.split())
+
+
+def page_label(lookup, rel):
+    return lookup.label_of(rel) or rel
+
+
+def review_entry(review, lookup):
+    """A review item as --json gives it: {"line", "kind", "sentence", "cites", "from", "share", "passage"}."""
+    sentence, kind, best = review
+    rel, share, passage = best or (None, 0.0, "")
+    return {"line": sentence.line, "kind": kind, "sentence": shown_sentence(sentence, lookup),
+            "cites": [page_label(lookup, r) for r in sentence.cites], "from": rel and page_label(lookup, rel),
+            "share": round(share, 2), "passage": shorter(passage, AUDIT_PASSAGE)}
+
+
+def render_review(entries):
+    """The review list: one line a sentence, at most REVIEW_CAP, then how many more the table has."""
+    if not entries:
+        return ["review: nothing to reread"]
+    lines = [f"review: {counted(len(entries), 'sentence')} to reread against the passage shown"]
+    for entry in entries[:REVIEW_CAP]:
+        share = f" {entry['share']:.0%}" if entry["kind"] == "weak" else ""
+        passage = f" — [{entry['from']}] {shorter(entry['passage'], REVIEW_PASSAGE) or 'holds none of its words'}" \
+            if entry["from"] else ""
+        lines.append(f"L{entry['line']} {entry['kind']}{share}: {shorter(entry['sentence'], REVIEW_SENTENCE)}{passage}")
+    if len(entries) > REVIEW_CAP:
+        lines.append(f"and {len(entries) - REVIEW_CAP} more — cite-check --table")
+    return lines
+
+
+def audit_sentences(result, ranked):
+    """[{"line", "text", "cites", "best": {label: passage}}] of every cited sentence, for an auditor."""
+    lookup = result.lookup
+    return [{"line": s.line, "text": shown_sentence(s, lookup), "cites": [page_label(lookup, r) for r in s.cites],
+             "best": {page_label(lookup, rel): shorter(passage, AUDIT_PASSAGE) for rel, _, passage in ranked[id(s)]}}
+            for s in result.sentences if s.cites]
+
+
+def render_table(name, sha, result, ranked, found):
+    """The --table file: the sentences to review, then every other cited sentence, each beside the
+    best passage of each page it cites."""
+    lookup, listed = result.lookup, {id(s) for s, _, _ in found}
+    rest = [(s, None) for s in result.sentences if s.cites and ranked[id(s)] and id(s) not in listed]
     out = [f"# Evidence for {name}", "",
            f"> synthesis: [{name}]({name}) · sha256 {sha[:12]} · {now_utc():%Y-%m-%d}",
            f"> support: the share of a sentence's content words found in the best {EVIDENCE_WINDOW}-word passage "
            f"of each page it cites; weak below {WEAK_SUPPORT:.0%}", ""]
-    for heading, group in ((f"Weak support ({len(weak)})", weak),
-                           (f"Supported ({len(rows) - len(weak)})", [r for r in rows if r not in weak])):
+    for heading, group in ((f"Review ({len(found)})", [(s, kind) for s, kind, _ in found]),
+                           (f"Other cited sentences ({len(rest)})", rest)):
         out += [f"## {heading}", ""]
-        for row in group:
-            out.append(f"**Line {row['line']}.** {row['sentence']}")
-            out += [f"- {source_link(result.lookup, rel)} {share:.0%}: “{passage}”"
-                    for rel, share, passage in row["support"]]
+        for sentence, kind in group:
+            out.append(f"**Line {sentence.line}{' · ' + kind if kind else ''}.** "
+                       f"{' '.join(sentence.block.text[sentence.start:sentence.end].split())}")
+            out += [f"- {source_link(lookup, rel)} {share:.0%}: “{passage}”" for rel, share, passage in
+                    ranked[id(sentence)]] or ["- cites no saved page"]
             out.append("")
         if not group:
             out += ["none", ""]
@@ -3866,33 +4252,41 @@ def record_check(path, result, create, **fields):
     return sha
 
 
+def write_table(path, result, ranked, found, sha):
+    """Write the --table file, <goal-slug>-evidence.md beside the synthesis; its path."""
+    if sha is None:
+        import hashlib
+        with open(path, "rb") as handle:
+            sha = hashlib.sha256(handle.read()).hexdigest()
+    stem = os.path.basename(path)[:-len("-synthesis.md")]
+    table = os.path.join(os.path.dirname(os.path.abspath(path)), f"{stem}-evidence.md")
+    try:
+        atomic_write(table, render_table(os.path.basename(path), sha, result, ranked, found).encode("utf-8"))
+    except OSError as err:
+        raise writable_error(table, err)
+    return table
+
+
 def cmd_cite_check(args, cfg):
-    result = cite_check(args.file)
+    text = read_synthesis(args.file)
+    check_synthesis(args.file, cfg)
+    result = cite_check(args.file, text=text)
     shown = display_path(args.file)
     sha = record_check(args.file, result, False)
-    evidence = None
-    if args.evidence:
-        import hashlib
-        if sha is None:
-            with open(args.file, "rb") as handle:
-                sha = hashlib.sha256(handle.read()).hexdigest()
-        stem = os.path.basename(args.file)[:-3]
-        stem = stem[:-len("-synthesis")] if stem.endswith("-synthesis") else stem
-        evidence = os.path.join(os.path.dirname(os.path.abspath(args.file)), f"{stem}-evidence.md")
-        try:
-            atomic_write(evidence, render_evidence(os.path.basename(args.file), sha, result).encode("utf-8"))
-        except OSError as err:
-            raise writable_error(evidence, err)
+    ranked = {id(s): support(s, result.lookup) for s in result.sentences}
+    found = reviews(result, ranked)
+    entries = [review_entry(r, result.lookup) for r in found]
+    table = write_table(args.file, result, ranked, found, sha) if args.table else None
     if args.json:
         answer = {"schema": SCHEMAS["cite-check"], "ok": not result.errors, "file": shown,
                   "errors": [{"line": n, "kind": k, "message": m} for n, k, m in result.errors],
                   "warnings": [{"line": n, "kind": k, "message": m} for n, k, m in result.warnings],
-                  "coverage": result.coverage}
-        if evidence:
-            answer["evidence"] = display_path(evidence)
+                  "coverage": result.coverage, "review": entries, "sentences": audit_sentences(result, ranked)}
+        if table:
+            answer["table"] = display_path(table)
         emit_json(answer)
     else:
-        write_out(render_check(shown, result) + (f"wrote {display_path(evidence)}\n" if evidence else ""))
+        write_out(render_check(shown, result, entries) + (f"wrote {display_path(table)}\n" if table else ""))
     return EXIT_PARTIAL if result.errors else EXIT_OK
 
 
@@ -4130,7 +4524,6 @@ def run_hook(args):
 # --- audit: the citation-auditor reads the synthesis for meaning ---
 
 AUDITOR = "citation-auditor"    # the subagent (.claude/agents/citation-auditor.md) that audits a synthesis
-AUDIT_PASSAGE_CHARS = 300       # each best passage the auditor's prompt carries
 AUDIT_ITEM = re.compile(r"(?m)^[ \t]*\d+\.[ \t]+L\d+")
 SYNTHESIS_IN_PROMPT = re.compile(r"(?:[^\s\"'`()<>\[\]]*/)?md/[^\s\"'`()<>\[\]]+-synthesis\.md")
 
@@ -4168,19 +4561,15 @@ def run_line(result):
 
 
 def audit_brief(result):
-    """What cite-check knows, for the auditor's prompt: each cited sentence with its citations and the
-    best passage of every page it cites, the sentences whose citation is only their paragraph's, the
-    run's facts."""
-    out = [run_line(result), "", "Cited sentences (line, then the best passage of each cited page and the share "
-                                 "of the sentence's words it holds):"]
-    for row in evidence_rows(result):
-        out.append(f"L{row['line']}: {row['sentence']}")
-        out += [f"  {source_label(result.lookup, rel)} {share:.0%}: “{shorter(passage, AUDIT_PASSAGE_CHARS)}”"
-                for rel, share, passage in row["support"]]
-    borrowed = [s for s in result.sentences if s.fallback and s.cites and content_words(claim_text(s, quotes=True))]
-    if borrowed:
-        out += ["", "Sentences without a citation of their own (their paragraph's is used):"]
-        out += [f"L{s.line}: {shorter(' '.join(s.text.split()), 200)}" for s in borrowed]
+    """What cite-check knows, for the auditor's prompt: the run's facts, the review list, and each cited
+    sentence with the best passage of every page it cites."""
+    lookup = result.lookup
+    ranked = {id(s): support(s, lookup) for s in result.sentences}
+    out = [run_line(result), ""] + render_review([review_entry(r, lookup) for r in reviews(result, ranked)])
+    out += ["", "Cited sentences, each with the best passage of every page it cites:"]
+    for entry in audit_sentences(result, ranked):
+        out.append(f"L{entry['line']}: {entry['text']}")
+        out += [f"  [{label}] “{passage}”" for label, passage in entry["best"].items()]
     return "\n".join(out) + "\n"
 
 
@@ -4512,8 +4901,9 @@ def add_manifest(commands):
 def add_cite_check(commands):
     cite = commands.add_parser("cite-check", help="verify a synthesis's citations, quotes and numbers")
     cite.add_argument("file", metavar="FILE", help="the synthesis, md/T/<goal-slug>-synthesis.md")
-    cite.add_argument("--evidence", action="store_true",
-                      help="also write <goal-slug>-evidence.md: each cited sentence beside its best passage")
+    cite.add_argument("--table", action="store_true",
+                      help="also write <goal-slug>-evidence.md: each cited sentence beside the best passage of "
+                           "each page it cites, the review list first")
     cite.add_argument("--json", action="store_true", help=JSON_HELP)
 
 

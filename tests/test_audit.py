@@ -29,8 +29,9 @@ def test_the_auditor_runs_in_the_foreground_with_what_cite_check_knows(hook, pro
     prompt = out["updatedInput"]["prompt"]
     assert prompt.startswith(f"Synthesis: {path}\n\nWhat cite-check knows:\nRun facts (ledger): run r1 · ")
     assert "pages saved: [1] [2] [3] [4]" in prompt
-    assert "L12: Surveys counted 1,240 colonies [1](web/reef.md)." in prompt
-    assert "  [1] " in prompt and "Surveys counted 1,240 colonies in 2019" in prompt   # the best passage
+    assert "review: nothing to reread\n" in prompt
+    assert "L12: Surveys counted 1,240 colonies [1].\n  [1] “Surveys counted 1,240 colonies in 2019, up from 980 " \
+           "colonies in 2017.”" in prompt   # the sentence and the best passage of its page
 
 
 @pytest.mark.parametrize("change, text, reason", [

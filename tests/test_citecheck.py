@@ -1,5 +1,5 @@
 """cite-check rule by rule: for each rule a faithful and a fabricated synthesis that differ only in
-that point, against in-memory pages; then the report, the evidence table and the ledger on disk."""
+that point, against in-memory pages; then the report, the review list, the --table file and the ledger on disk."""
 
 import json
 
@@ -243,7 +243,7 @@ LOPEZ = "the recovery was faster than any model had predicted"
 
 @pytest.mark.parametrize("sentence, name", [
     (f'Dr. Maria Lopez said "{LOPEZ}" {REEF1}.', None),
-    (f'Dr. John Smith said "{LOPEZ}" {REEF1}.', "Dr. John Smith"),
+    (f'Dr. John Smith said "{LOPEZ}" {REEF1}.', "John Smith"),
     (f'"{LOPEZ}", Lopez wrote {REEF1}.', None),
     (f'"{LOPEZ}", Jones wrote {REEF1}.', "Jones"),
     (f'According to the Statistics Office, "the city had 12\'400 households" {CENSUS2}.', None),
@@ -326,7 +326,8 @@ def test_the_report_shows_problems_then_coverage(run, md_root):
         f"{shown}:12: number 1,420 is not in web/reef.md",
         "coverage: 6 sentences, 5 with a citation · quotes: 2 verified, 0 failed, 0 exempt (≤3 words), 0 unchecked "
         "· numbers: 1 verified, 0 derived, 1 not found",
-        "citations per source: [1] 2 · [2] 1 · [4] 1 · [3] 1",
+        "citations per source: [1] 2 · [2] 1 · [3] 1 · [4] 1",
+        "review: nothing to reread",
         "FAIL: 1 error, 0 warnings"]
     answer = run("cite-check", path, "--json").json
     assert answer["schema"] == "web.cite-check/2" and answer["ok"] is False
@@ -345,22 +346,22 @@ def test_every_result_is_recorded_in_the_topic_ledger(run, md_root):
     assert event["run"] == "r1" and event["coverage"]["numbers"]["verified"] == 1
 
 
-def test_the_evidence_table_lists_weak_support_first(run, md_root):
+def test_the_table_lists_the_review_first_then_every_other_cited_sentence(run, md_root):
     topic = topic_on_disk(md_root)
     path = topic / "reefs-synthesis.md"
     path.write_text(synthesis(f"- Surveys counted 1,240 colonies in 2019 {REEF1}.\n"
                               f"- Parrotfish are the main threat to tourism {REEF1}."), encoding="utf-8")
-    r = run("cite-check", path, "--evidence")
-    evidence = topic / "reefs-evidence.md"
-    assert r.code == 0 and r.out.endswith(f"wrote {web.display_path(evidence)}\n")
-    text = evidence.read_text("utf-8")
-    weak, supported = text.split("## Weak support (1)")[1].split("## Supported (2)")
-    assert "**Line 13.** Parrotfish are the main threat to tourism [1](web/reef.md)." in weak
-    assert "**Line 12.** Surveys counted 1,240 colonies in 2019" in supported
+    r = run("cite-check", path, "--table")
+    table = topic / "reefs-evidence.md"
+    assert r.code == 0 and r.out.endswith(f"wrote {web.display_path(table)}\n")
+    text = table.read_text("utf-8")
+    review, others = text.split("## Review (1)")[1].split("## Other cited sentences (2)")
+    assert "**Line 13 · weak.** Parrotfish are the main threat to tourism [1](web/reef.md)." in review
+    assert "**Line 12.** Surveys counted 1,240 colonies in 2019" in others
     assert "- [1](web/reef.md) 100%: “Surveys counted 1,240 colonies in 2019, up from 980 colonies in 2017.”" \
-        in supported
-    assert "Reefs recover within two seasons" in supported          # the answer's sentence is audited too
-    assert run("cite-check", path, "--evidence", "--json").json["evidence"] == web.display_path(evidence)
+        in others
+    assert "Reefs recover within two seasons" in others          # the answer's sentence is audited too
+    assert run("cite-check", path, "--table", "--json").json["table"] == web.display_path(table)
 
 
 def test_the_manifest_shows_whether_the_synthesis_passed_at_its_current_content(run, md_root):
@@ -489,7 +490,7 @@ def test_a_second_level_one_heading_is_a_section():
     ("In 2019. The end", ["In 2019. ", "The end"]),
 ])
 def test_sentences_are_cut_where_a_reader_would(text, sentences):
-    spans = web.sentence_spans(text, web.find_quotes(text))
+    spans = web.sentence_spans(text, web.find_quotes(text), [m.span() for m in web.CITATION.finditer(text)])
     assert [text[s:e] for s, e in spans] == sentences
 
 
@@ -532,7 +533,7 @@ def test_a_speaker_the_page_does_not_name_is_a_warning_in_json_too(run, md_root)
                     encoding="utf-8")
     answer = run("cite-check", path, "--json").json
     assert answer["ok"] is True and [w for w in answer["warnings"] if w["kind"] != "never-cited"] == [
-        {"line": 12, "kind": "speaker-not-in-page", "message": "the cited page does not mention Dr. Smith"}]
+        {"line": 12, "kind": "speaker-not-in-page", "message": "the cited page does not mention Smith"}]
 
 
 def test_a_synthesis_without_findings_is_told_what_it_needs(check):
@@ -553,7 +554,7 @@ def test_an_evidence_table_that_cannot_be_written_is_a_clear_error(run, md_root)
     path = topic / "reefs-synthesis.md"
     path.write_text(synthesis(f"- Surveys counted 1,240 colonies {REEF1}."), encoding="utf-8")
     (topic / "reefs-evidence.md").mkdir()
-    r = run("cite-check", path, "--evidence")
+    r = run("cite-check", path, "--table")
     assert r.code == web.EXIT_CONFIG and r.err.startswith(
         f"web.py: storage: cannot write {web.display_path(topic / 'reefs-evidence.md')} (")
 
