@@ -2155,9 +2155,12 @@ def render_init(answer):
     return "\n".join(lines) + "\n"
 
 
+GENERATED_ENDINGS = ("-synthesis.md", "-evidence.md", "-audit.md")   # what /research writes beside the corpus
+
+
 def corpus_files(topic_dir):
-    return sorted(n for n in os.listdir(topic_dir) if n.endswith(".md") and not n.endswith(("-synthesis.md",
-                                                                                             "-evidence.md"))
+    """The topic's own markdown: every .md file in its folder but what /research wrote there."""
+    return sorted(n for n in os.listdir(topic_dir) if n.endswith(".md") and not n.endswith(GENERATED_ENDINGS)
                   and os.path.isfile(os.path.join(topic_dir, n)))
 
 
@@ -3441,6 +3444,8 @@ class SourceLookup:
             return None, ("outside-topic", "points outside the topic")
         if not exists:
             return None, ("broken-link", "points to a file that does not exist")
+        if rel.startswith(f"web/{NOTES_DIR}/"):   # a reader's note is not a source: its page is
+            return None, ("cites-note", f"is a page-reader's note: cite the page, web/{rel.rsplit('/', 1)[1]}")
         return (rel, None) if rel.endswith(".md") else (None, None)
 
     def body(self, rel):

@@ -125,3 +125,10 @@ def test_an_audit_records_the_answer_but_the_auditor_needs_a_synthesis_that_exis
     assert hook("post", payload) == (0, None, "")
     assert not list(project.glob("*-audit.md"))
     assert json.dumps(payload)   # the payload stays a plain JSON object
+
+
+def test_the_audit_file_is_not_part_of_the_corpus(hook, project):  # noqa: F811
+    path = write(project, FAITHFUL)
+    (project / "field-notes.md").write_text("# My notes\n", encoding="utf-8")
+    hook("post", auditor_answer(project, path, ANSWER))
+    assert web.corpus_files(str(project)) == ["field-notes.md"]

@@ -357,3 +357,11 @@ def test_a_note_is_not_a_saved_page(run, topic):
     hook(run, "post", reader_answer(topic.parent.parent, GOOD_NOTE))
     assert web.page_files(str(topic / "web")) == ["docs-example-long.md", "docs-example-short.md"]
     assert len(run("manifest", "--topic", "py", "--json").json["saved"]) == 2
+
+
+def test_a_synthesis_that_cites_a_note_instead_of_its_page_fails(run, topic):
+    hook(run, "post", reader_answer(topic.parent.parent, GOOD_NOTE))
+    lookup = web.SourceLookup(str(topic))
+    assert lookup.resolve("web/notes/docs-example-long.md") == (
+        None, ("cites-note", "is a page-reader's note: cite the page, web/docs-example-long.md"))
+    assert lookup.resolve("web/docs-example-long.md") == ("web/docs-example-long.md", None)
