@@ -436,10 +436,18 @@ def verification_topic(md_root, rng):
     from them (paraphrases, quotes, numbers; a few compound sentences citing two pages)."""
     web_dir = os.path.join(md_root, "verify", "web")
     os.makedirs(web_dir)
+    vocabulary = ["".join(rng.choice("bcdfghjklmnprstvz") + rng.choice("aeiou") for _ in range(rng.randint(2, 4)))
+                  for _ in range(3000)]   # words enough that a sentence's words are its own
+
+    def sentence_of(lo, hi):
+        out = []
+        while len(" ".join(out)) < rng.randint(lo, hi):
+            out.append(rng.choice(vocabulary))
+        return " ".join(out)
     facts, events = {}, [{"run": "r1", "command": "init", "goal": "how do tide pools work", "round": 0,
                           "options": {"max_sources": 8, "deep": False, "max_rounds": 1}}]
     for n in range(1, 9):
-        sentences = [f"{realistic_text(rng, 250, 450).capitalize()} counted {rng.randint(10, 9000)} in "
+        sentences = [f"{sentence_of(350, 650).capitalize()} counted {rng.randint(10, 9000)} in "
                      f"{rng.randint(1990, 2024)}." for _ in range(60)]
         facts[n] = sentences
         name = f"page-{n}.md"
@@ -454,7 +462,7 @@ def verification_topic(md_root, rng):
     lines = ["# How do tide pools work?", "", "> goal: how do tide pools work", "> topic: verify · run r1 · 2026-12-01",
              "", "## Summary", ""]
     lines += [f"{facts[n][0][:-1]} {cite[n]}." for n in (1, 2)] + ["", "## Findings", ""]
-    for k in range(36):
+    for k in range(44):   # 2.0.0's table for real 8-source syntheses: 45 KB and 51 KB
         n, sentence = 1 + k % 8, facts[1 + k % 8][1 + k // 8]
         words = sentence[:-1].split()
         if k % 5 == 0:   # a quote of the page's own words
@@ -462,6 +470,11 @@ def verification_topic(md_root, rng):
         elif k % 7 == 0:   # a compound sentence, one page a clause
             other = 1 + (n % 8)
             lines.append(f"- {' '.join(words[:6])} {cite[n]}; {facts[other][2][:-1].lower()} {cite[other]}.")
+        elif k % 6 == 1:   # an overstatement: half its words are not the page's
+            lines.append(f"- {' '.join(w if i % 3 == 0 else rng.choice(vocabulary) for i, w in enumerate(words[:16]))} "
+                         f"{cite[n]}.")
+        elif k % 9 == 4:   # two sentences, one citation at the end
+            lines.append(f"- {' '.join(words[:9])}. {' '.join(words[9:18])} {cite[n]}.")
         else:   # a paraphrase: the page's words, some dropped
             lines.append(f"- {' '.join(w for i, w in enumerate(words) if i % 4 != 3)} {cite[n]}.")
     lines += ["", "## Reliability", "", "- All eight pages are field surveys of the same coast.", "", "## Sources", ""]
@@ -479,7 +492,7 @@ def verification(env, baseline):
     path = verification_topic(env["WEB_MD_ROOT"], random.Random(11))
     now = subprocess.run([PY, WEB, "cite-check", path], env=env, capture_output=True)
     read = len(now.stdout.decode()) + len(now.stderr.decode())
-    auditor_cap = 3000
+    auditor_cap, auditor_real = 3000, 2658   # the cap; a real auditor's answer on a synthesis of 7 planted faults
     rows = [("verification of an 8-source synthesis: cite-check output (review list included)", read / 6000,
              "<= 1.00 (6,000)", read <= 6000, f"{read:,} characters; exit {now.returncode}")]
     if baseline:
@@ -493,6 +506,8 @@ def verification(env, baseline):
                      f"{old - table:,} + {table:,} characters"))
         rows.append(("  now / 2.0.0, with the auditor's answer at its cap", total / old, "<= 0.15", total / old <= 0.15,
                      f"{read:,} + {auditor_cap:,} vs {old:,} characters"))
+        rows.append(("  now / 2.0.0, with a real auditor's answer", (read + auditor_real) / old, "(reported)", True,
+                     f"{read:,} + {auditor_real:,} vs {old:,} characters"))
     return rows
 
 
