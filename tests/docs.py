@@ -89,8 +89,8 @@ SESSION = [
         {"url": "https://survey.example.gov/tidepools-2019", "relevance": "The 2019 field survey: primary counts"},
         {"url": "https://example.org/tides", "relevance": "A field guide to tide pools, with a species table"},
         {"url": "https://shore.example.edu/intertidal-zones", "relevance": "How ecologists zone the shore"}]))),
-    ("scrape-1", "run", "python3 web.py scrape --topic demo --from md/demo/web/_picks-1.json --limit 2 --json"),
-    ("search-2", "run", 'python3 web.py search "tide pool species survey" --topic demo --json'),
+    ("scrape-1", "run", "python3 web.py scrape --topic demo --from md/demo/web/_picks-1.json --limit 2"),
+    ("search-2", "run", 'python3 web.py search "tide pool species survey" --topic demo'),
     ("picks-2", "write", ("md/demo/web/_picks-2.json", picks([
         {"url": "https://census.example.org/shore-species-2023", "relevance": "The 2023 census of shore species"},
         {"url": "https://example.org/tides", "relevance": "already saved"},
