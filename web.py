@@ -1278,6 +1278,22 @@ def read_ledger(path):
     return events
 
 
+def read_markdown(path, shown, fixes):
+    """The text of a markdown file; usage errors naming it `shown` for one that is missing, binary or
+    not UTF-8 (`fixes`: what to do in each case)."""
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read()
+    except OSError as err:
+        raise usage_error(f"cannot read {shown}: {err.strerror or err}", fixes[0])
+    if b"\x00" in raw:
+        raise usage_error(f"{shown} is a binary file", fixes[1])
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise usage_error(f"{shown} is not UTF-8 text", fixes[2])
+
+
 def current_run(events):
     """(run id, its latest round searched so far, whether that round was scraped) from the ledger."""
     run = None
@@ -2328,18 +2344,8 @@ def render_outline(shown, facts, budget=None):
 
 def read_page_text(path):
     """A saved page's text; usage errors for a file that is missing, binary or not UTF-8."""
-    try:
-        with open(path, "rb") as handle:
-            raw = handle.read()
-    except OSError as err:
-        raise usage_error(f"cannot read {display_path(path)}: {err.strerror or err}", "give a saved page, "
-                                                                                        "md/<topic>/web/<slug>.md")
-    if b"\x00" in raw:
-        raise usage_error(f"{display_path(path)} is a binary file", "give a saved markdown page")
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise usage_error(f"{display_path(path)} is not UTF-8 text", "give a saved markdown page")
+    return read_markdown(path, display_path(path), ("give a saved page, md/<topic>/web/<slug>.md",
+                                                    "give a saved markdown page", "give a saved markdown page"))
 
 
 def page_outline(path):
@@ -3114,19 +3120,11 @@ class Reading:
 
 def read_synthesis(path):
     """The synthesis as text; usage errors for a file that is missing, empty, binary or not UTF-8."""
-    try:
-        with open(path, "rb") as handle:
-            raw = handle.read()
-    except OSError as err:
-        raise usage_error(f"cannot read {path}: {err.strerror or err}", "give the synthesis file written by /research")
-    if not raw.strip():
+    text = read_markdown(path, path, ("give the synthesis file written by /research", "give the markdown synthesis",
+                                      "save it as UTF-8"))
+    if not text.strip():
         raise usage_error(f"{path} is empty", "write the synthesis first")
-    if b"\x00" in raw:
-        raise usage_error(f"{path} is a binary file", "give the markdown synthesis")
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise usage_error(f"{path} is not UTF-8 text", "save it as UTF-8")
+    return text
 
 
 def check_synthesis(path, cfg):
