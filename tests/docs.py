@@ -84,7 +84,6 @@ SESSION = [
     ("scrape-out", "run", "python3 web.py scrape https://guide.example.org/tide-pools --out guide.md"),
     ("init", "run", 'python3 web.py init "how do tide pools work" --topic demo --max-sources 4 --deep --max-rounds 2 --json'),
     ("search-1", "run", 'python3 web.py search "tide pool ecology" "intertidal zones" --topic demo --max 3'),
-    ("search", "run", 'python3 web.py search "tide pool ecology" --max 2'),
     ("picks-1", "write", ("md/demo/web/_picks-1.json", picks([
         {"url": "https://survey.example.gov/tidepools-2019", "relevance": "The 2019 field survey: primary counts"},
         {"url": "https://example.org/tides", "relevance": "A field guide to tide pools, with a species table"},
@@ -94,7 +93,7 @@ SESSION = [
     ("picks-2", "write", ("md/demo/web/_picks-2.json", picks([
         {"url": "https://census.example.org/shore-species-2023", "relevance": "The 2023 census of shore species"},
         {"url": "https://example.org/tides", "relevance": "already saved"},
-        {"url": "https://sealife.example.net/barnacles", "relevance": "How barnacles live in the high zone"}]))),
+        {"url": "https://sealife.example.net/barnacles", "relevance": "How barnacles live in the high zone"}]), (1, 3))),
     ("scrape-2", "run", "python3 web.py scrape --topic demo --from md/demo/web/_picks-2.json --limit 2"),
     ("page", "show", ("md/demo/web/example-org-tides.md", 12)),
     ("outline", "run", "python3 web.py outline guide.md"),

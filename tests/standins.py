@@ -428,15 +428,14 @@ FIELD_GUIDE_URL = "https://guide.example.org/tide-pools"
 
 def field_guide():
     """A long page as Firecrawl writes one: a menu of links, a setext title, setext and ATX sections."""
-    zones = ("Splash zone", "High zone", "Middle zone", "Low zone")
+    zones = ("High zone", "Middle zone", "Low zone")
     lines = [f"- [{name}](https://guide.example.org/{name.split()[0].lower()})" for name in zones + ("Glossary",)]
     lines += ["", "The tide pool field guide", "=========================", ""]
     for k, zone in enumerate(zones, 1):
         lines += [zone, "-" * len(zone), ""]
-        for part in ("Who lives here", "When to visit"):
-            lines += [f"### {part}", ""]
-            lines += [f"The {zone.lower()} is shore band {k} of 4, and this paragraph about {part.lower()} runs on "
-                      f"for a while, as field guides do, with advice for visitors and notes on the animals. " * 3, ""]
+        lines += ["### Who lives here", ""]
+        lines += [f"The {zone.lower()} is shore band {k} of 3, and this paragraph about who lives here runs on "
+                  f"for a while, as field guides do, with advice for visitors and notes on the animals. " * 8, ""]
     return "\n".join(lines) + "\n"
 
 
