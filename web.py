@@ -3912,7 +3912,7 @@ class CheckResult:
     """What cite-check found: errors and warnings as (line, kind, message), coverage, the sentences,
     the answer's section, and the verified quotes some of their sentence's pages do not hold."""
 
-    def __init__(self, errors, warnings, coverage, sentences, lookup, run, answer=None, partly=()):
+    def __init__(self, errors, warnings, coverage, sentences, lookup, run, answer, partly):
         self.errors, self.warnings, self.coverage = errors, warnings, coverage
         self.sentences, self.lookup, self.run, self.answer, self.partly = sentences, lookup, run, answer, partly
 

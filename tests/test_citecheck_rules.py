@@ -557,3 +557,21 @@ def test_nothing_is_written_for_a_topic_without_a_web_folder_but_the_table(run, 
     assert run("cite-check", path).code == web.EXIT_PARTIAL and not (md_root / "fresh" / "web").exists()
     assert run("cite-check", path, "--table").code == web.EXIT_PARTIAL
     assert (md_root / "fresh" / "goal-evidence.md").read_text("utf-8").startswith("# Evidence for goal-synthesis.md\n")
+
+
+@pytest.mark.parametrize("date, month", [("2021-01-14", "January"), ("2021-12-14", "December")])
+def test_a_date_is_found_with_its_month_in_words_at_both_ends_of_the_year(check, date, month):
+    pages = dict(ALL_PAGES, **{"web/reef.md": ALL_PAGES["web/reef.md"] + f"\nA dive on 14 {month} 2021.\n"})
+    assert check(synthesis(f"- A dive on {date} {REEF1}."), pages).errors == []
+
+
+def test_a_failed_quote_of_sixty_characters_is_shown_whole_and_a_longer_one_cut():
+    assert web.shown_quote("q" * 60) == "q" * 60 and web.shown_quote("q" * 61) == "q" * 60 + "…"
+
+
+def test_a_warning_on_a_line_is_reported_with_its_line(run, md_root):
+    topic = topic_on_disk(md_root)
+    path = topic / "reefs-synthesis.md"
+    path.write_text(synthesis(f"- Growth was 3.5% {CENSUS2}.", reliability=f"Of the pages, 13 were primary {REEF1}."),
+                    encoding="utf-8")
+    assert f"{web.display_path(path)}:16: warning: number 13 is not in web/reef.md" in run("cite-check", path).out
