@@ -36,14 +36,19 @@ def synthesis(findings, answer=f"Reefs recover within two seasons {REEF1}.", rel
             f"{reliability or 'The census page is secondary.'}\n{extra}\n## Sources\n\n1. Reef — [web/reef.md](web/reef.md)\n")
 
 
+def checker(folder, default_pages, default_events):
+    """A function: cite-check of a synthesis text against in-memory pages (the defaults), a CheckResult."""
+    def check_(text, pages=default_pages, events=default_events):
+        path = folder / "reefs-synthesis.md"
+        path.write_text(text, encoding="utf-8")
+        return web.cite_check(str(path), web.SourceLookup(str(folder), files=dict(pages), events=events))
+    return check_
+
+
 @pytest.fixture
 def check(tmp_path):
     """cite-check of a synthesis text against PAGES: the CheckResult."""
-    def check_(text, pages=PAGES, events=EVENTS):
-        path = tmp_path / "reefs-synthesis.md"
-        path.write_text(text, encoding="utf-8")
-        return web.cite_check(str(path), web.SourceLookup(str(tmp_path), files=dict(pages), events=events))
-    return check_
+    return checker(tmp_path, PAGES, EVENTS)
 
 
 def kinds(problems):
@@ -526,12 +531,16 @@ def test_the_report_counts_both_kinds_of_failed_quote_and_lists_the_unchecked(ru
     assert all(set(w) == {"line", "kind", "message"} for w in answer["warnings"] + answer["errors"])
 
 
+def cite_check_json(run, md_root, findings):
+    """(path, answer) of cite-check --json on a synthesis with these findings, in a topic on disk."""
+    path = topic_on_disk(md_root) / "reefs-synthesis.md"
+    path.write_text(synthesis(findings), encoding="utf-8")
+    return path, run("cite-check", path, "--json").json
+
+
 def test_a_speaker_the_page_does_not_name_is_a_warning_in_json_too(run, md_root):
-    topic = topic_on_disk(md_root)
-    path = topic / "reefs-synthesis.md"
-    path.write_text(synthesis(f'- Dr. Smith said "the recovery was faster than any model had predicted" {REEF1}.'),
-                    encoding="utf-8")
-    answer = run("cite-check", path, "--json").json
+    _, answer = cite_check_json(run, md_root, f'- Dr. Smith said "the recovery was faster than any model had '
+                                              f'predicted" {REEF1}.')
     assert answer["ok"] is True and [w for w in answer["warnings"] if w["kind"] != "never-cited"] == [
         {"line": 12, "kind": "speaker-not-in-page", "message": "the cited page does not mention Smith"}]
 

@@ -7,7 +7,8 @@ import pytest
 
 import citecheck_corpus
 import web
-from test_citecheck import CENSUS2, EVENTS, HEADER, PAGES, QUOTE, REEF1, WRONG, kinds, synthesis, topic_on_disk
+from test_citecheck import (CENSUS2, EVENTS, HEADER, PAGES, QUOTE, REEF1, WRONG, checker, cite_check_json, kinds,
+                            synthesis, topic_on_disk)
 
 ZH = "# 珊瑚礁\n\n珊瑚礁高约116米，覆盖率约29%，调查于2021年结束。\n"
 KO = "# 산호초\n\n산호 피복률은 약29% 늘었고, 조사는 2021년에 끝났다.\n"
@@ -24,11 +25,7 @@ ZH5, KO6, WIDE7, LU8 = "[5](web/zh2.md)", "[6](web/ko2.md)", "[7](web/wide.md)",
 @pytest.fixture
 def check(tmp_path):
     """cite-check of a synthesis text against ALL_PAGES: the CheckResult."""
-    def check_(text, pages=ALL_PAGES, events=ALL_EVENTS):
-        path = tmp_path / "reefs-synthesis.md"
-        path.write_text(text, encoding="utf-8")
-        return web.cite_check(str(path), web.SourceLookup(str(tmp_path), files=dict(pages), events=events))
-    return check_
+    return checker(tmp_path, ALL_PAGES, ALL_EVENTS)
 
 
 def review(result):
@@ -403,11 +400,8 @@ def test_the_text_report_ends_with_the_review_then_the_verdict(run, md_root):
 
 
 def test_the_json_carries_the_review_and_every_cited_sentence_for_an_auditor(run, md_root):
-    topic = topic_on_disk(md_root)
-    path = topic / "reefs-synthesis.md"
-    path.write_text(synthesis(f"- Parrotfish zebras giraffes {REEF1}.\n- Growth was 3.5% {CENSUS2} {REEF1}."),
-                    encoding="utf-8")
-    answer = run("cite-check", path, "--json").json
+    path, answer = cite_check_json(run, md_root, f"- Parrotfish zebras giraffes {REEF1}.\n- Growth was 3.5% {CENSUS2} "
+                                                 f"{REEF1}.")
     assert answer["file"] == web.display_path(path) and answer["ok"] is True
     assert answer["review"] == [{"line": 12, "kind": "weak", "sentence": "Parrotfish zebras giraffes [1].",
                                  "cites": ["1"], "from": "1", "share": 0.33,
