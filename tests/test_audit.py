@@ -132,3 +132,108 @@ def test_the_audit_file_is_not_part_of_the_corpus(hook, project):  # noqa: F811
     (project / "field-notes.md").write_text("# My notes\n", encoding="utf-8")
     hook("post", auditor_answer(project, path, ANSWER))
     assert web.corpus_files(str(project)) == ["field-notes.md"]
+
+
+# --- the cases mutation testing found untested ----------------------------------------------------
+
+from test_citecheck import EVENTS, REEF1, synthesis  # noqa: E402
+from test_gate import gate  # noqa: E402,F401  (the in-process hook fixture)
+
+WEAK = synthesis(f"- Surveys counted 1,240 colonies {REEF1}.\n- Parrotfish graze algae off dead coral heads nightly "
+                 f"{REEF1}.")
+
+
+def write_ledger(topic, events):
+    (topic / "web" / "_ledger.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
+
+
+def auditor_prompt(gate, project, path):  # noqa: F811
+    code, answer, err = gate("pre", auditor_call("pretooluse-agent.json", project, path))
+    out = answer["hookSpecificOutput"]
+    assert (code, err, out["hookEventName"], out["permissionDecision"]) == (0, "", "PreToolUse", "allow")
+    return out["updatedInput"]["prompt"]
+
+
+def test_the_auditors_prompt_lists_the_sentences_to_reread(gate, project):  # noqa: F811
+    prompt = auditor_prompt(gate, project, write(project, WEAK))
+    assert "\nreview: 1 sentence to reread against the passage shown\nL13 weak 29%: Parrotfish graze algae off dead " \
+           "coral heads nightly [1]. — [1] Coral cover rose by 26.5% between the surveys." in prompt
+
+
+def test_the_auditors_prompt_says_what_the_ledger_records_of_the_run(gate, project):  # noqa: F811
+    init = {"run": "r1", "command": "init", "goal": "how fast do reefs recover",
+            "options": {"max_sources": 4, "max_rounds": 2}}
+    failed = [{"run": "r1", "command": "scrape", "outcome": "failed", "url": f"https://gone{i}.example/",
+               "kind": "timeout"} for i in range(2)]
+    write_ledger(project, [init, {"run": "r1", "command": "search", "round": 1, "pages": 3}] + EVENTS[1:] + failed)
+    prompt = auditor_prompt(gate, project, write(project, FAITHFUL))
+    assert prompt.splitlines()[3] == ("Run facts (ledger): run r1 · goal: how fast do reefs recover · 1 of 2 rounds "
+                                      "searched · 3 search requests · 4 of 4 pages saved: [1] [2] [3] [4] · 2 picks "
+                                      "failed")
+    write_ledger(project, [init] + EVENTS[1:] + [{"run": "r2", "command": "init", "goal": "a second look",
+                                                  "options": {"max_sources": 2}}])
+    prompt = auditor_prompt(gate, project, write(project, FAITHFUL.replace("run r1", "run r2")))
+    assert prompt.splitlines()[3] == ("Run facts (ledger): run r2 · goal: a second look · 0 of 1 rounds searched · "
+                                      "0 search requests · 0 of 2 pages saved: none · 0 picks failed")
+
+
+def test_the_audit_file_opens_with_the_synthesis_sha256_and_holds_the_answers_text_only(gate, project):  # noqa: F811
+    import hashlib
+    path = write(project, FAITHFUL)
+    payload = auditor_answer(project, path, ANSWER)
+    payload["tool_response"]["content"] = [{"type": "text", "text": ""}, {"type": "text", "text": None},
+                                           {"type": "image"}, {"type": "text", "text": ANSWER}]
+    assert gate("post", payload) == (0, None, "")
+    audit = (project / "reefs-audit.md").read_text(encoding="utf-8")
+    sha = hashlib.sha256(path.read_bytes()).hexdigest()
+    assert audit.splitlines()[0] == f"> synthesis: reefs-synthesis.md · sha256 {sha[:12]} · {web.now_utc():%Y-%m-%d}  "
+    assert audit.split("\n\n", 1)[1] == ANSWER.strip() + "\n"
+
+
+def test_an_auditor_answer_that_is_not_an_object_writes_no_audit(gate, project):  # noqa: F811
+    path = write(project, FAITHFUL)
+    for response in ("Problems: 0", None, ["Problems: 0"]):
+        payload = auditor_answer(project, path, ANSWER)
+        payload["tool_response"] = response
+        assert gate("post", payload) == (0, None, "")
+    assert not (project / "reefs-audit.md").exists()
+    assert [e for e in web.read_ledger(project / "web" / "_ledger.jsonl") if e["command"] == "audit"] == []
+
+
+def test_an_audit_that_cannot_be_written_is_one_line_on_stderr_and_not_recorded(gate, project):  # noqa: F811
+    path = write(project, FAITHFUL)
+    (project / "reefs-audit.md").mkdir()   # in the way of the audit file
+    code, answer, err = gate("post", auditor_answer(project, path, ANSWER))
+    assert (code, answer) == (0, None)
+    assert err == (f"web.py: hook: the cite-check gate did not run: storage: cannot write "
+                   f"{web.display_path(project / 'reefs-audit.md')} (Is a directory) — make the md root writable or "
+                   f"point WEB_MD_ROOT elsewhere\n")
+    assert [e for e in web.read_ledger(project / "web" / "_ledger.jsonl") if e["command"] == "audit"] == []
+
+
+def test_stop_with_an_empty_session_id_never_blocks_and_says_why(gate, project):  # noqa: F811
+    path = write(project, FAILING)
+    gate("post", captured("posttooluse-write.json", file_path=str(path)))
+    assert gate("stop", captured("stop.json", session_id=""))[1:] == (
+        None, "web.py: hook: the cite-check gate did not run: ValueError: the hook input has no session_id\n")
+
+
+def test_the_first_stop_block_lists_the_errors_and_where_the_full_report_is(gate, project):  # noqa: F811
+    path = write(project, FAILING)
+    gate("post", captured("posttooluse-write.json", file_path=str(path)))
+    shown = web.display_path(path)
+    assert gate("stop", captured("stop.json"))[1] == {"decision": "block", "reason": (
+        f"{shown} fails cite-check (2 errors): fix them before you end the turn (block 1 of 3).\n"
+        f"{shown}:12: number 1,420 is not in web/reef.md\n"
+        f'{shown}:13: quote "the reef never recovers at all" is not in web/reef.md\n'
+        f"Full report: python3 web.py cite-check {shown}")}
+
+
+def test_a_synthesis_in_a_topic_without_a_web_folder_is_recorded_and_gated_at_stop(gate, md_root):  # noqa: F811
+    topic = md_root / "essay"
+    topic.mkdir()
+    path = write(topic, FAILING, name="essay-synthesis.md")
+    assert gate("post", captured("posttooluse-write.json", file_path=str(path)))[1]["decision"] == "block"
+    events = web.read_ledger(topic / "web" / "_ledger.jsonl")
+    assert [(e["command"], e["file"], e["ok"]) for e in events] == [("cite-check", "essay-synthesis.md", False)]
+    assert gate("stop", captured("stop.json"))[1]["decision"] == "block"

@@ -365,3 +365,168 @@ def test_a_synthesis_that_cites_a_note_instead_of_its_page_fails(run, topic):
     assert lookup.resolve("web/notes/docs-example-long.md") == (
         None, ("cites-note", "is a page-reader's note: cite the page, web/docs-example-long.md"))
     assert lookup.resolve("web/docs-example-long.md") == ("web/docs-example-long.md", None)
+
+
+# --- the cases mutation testing found untested ----------------------------------------------------
+
+def test_a_fence_indented_four_spaces_is_code_and_hides_no_heading():
+    assert headings("    ```\n# Real heading\n") == [(2, 1, "Real heading")]
+
+
+def test_a_closing_fence_as_long_as_the_opening_one_ends_the_code():
+    assert headings("```\n# inside\n```\n# After\n") == [(4, 1, "After")]
+
+
+def test_a_one_character_setext_rule_and_a_setext_heading_right_after_another():
+    assert headings("Title\n=\nSub\n---\n") == [(1, 1, "Title"), (3, 2, "Sub")]
+
+
+MENU_PAGE = ("## Menu\n[Home](https://d.example/)\n[Docs](https://d.example/docs)\n[Blog](https://d.example/blog)\n"
+             "Browse the documentation of this project from the links above.\n"
+             "## Guide\nThe guide explains how to install the package on every platform.\n"
+             "It then walks through a first project from start to finish.\n")
+
+
+def test_a_menu_of_links_with_a_line_of_prose_is_not_the_main_text():
+    assert web.outline_facts(MENU_PAGE)["main"] == [6, 8]   # from "## Guide": no level-1 title above it
+
+
+def test_a_page_of_links_only_has_its_whole_body_as_main_text():
+    text = saved_page("[Home](https://d.example/)\n[Docs](https://d.example/docs)\n")
+    facts = web.outline_facts(text)
+    assert facts["main"] == [facts["header"] + 1, facts["lines"]] == [7, 9]
+
+
+def test_an_outline_of_a_page_without_a_header_names_no_header_and_says_when_it_has_no_headings():
+    facts = dict(web.outline_facts("Just a line of text.\n"), chars=21)
+    assert web.render_outline("p.md", facts) == ("p.md: 1 lines, 5 words · main text: lines 1–1\n"
+                                                 "no headings: read it in order, or Grep it for the words the goal "
+                                                 "needs\n")
+
+
+def test_a_long_heading_is_cut_to_90_characters_in_the_outline():
+    title = " ".join(f"word{i}" for i in range(40))
+    facts = dict(web.outline_facts(f"# {title}\n\ntext\n"), chars=300)
+    row = web.render_outline("p.md", facts).splitlines()[-1]
+    assert row.endswith("  # " + title[:89] + "…")
+
+
+def test_an_outline_that_fits_its_budget_exactly_shows_every_heading():
+    text = "".join(f"## Part {i}\n\ntext\n\n" for i in range(5))
+    facts = dict(web.outline_facts(text), chars=len(text))
+    full = web.render_outline("p.md", facts, budget=100000)
+    rows = full.splitlines()
+    exact = len(rows[0]) + sum(len(r) + 1 for r in rows[2:])   # the figures line and the heading rows
+    assert web.render_outline("p.md", facts, budget=exact) == full
+    assert "4 of 5 headings shown" in web.render_outline("p.md", facts, budget=exact - 1)
+
+
+def test_an_outline_of_many_top_level_headings_shows_those_that_fit_and_says_so():
+    text = "".join(f"# Chapter {i}\n\ntext\n\n" for i in range(100))
+    out = web.render_outline("p.md", dict(web.outline_facts(text), chars=len(text)), budget=600)
+    assert isinstance(out, str) and len(out) < 800 and "# Chapter 0" in out and "# Chapter 99" not in out
+    assert f"of 100 headings shown (levels 1–1); Grep '^#' for the rest" in out
+
+
+def test_outline_json_names_the_page_it_outlines(run, tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text(saved_page(long_body()), encoding="utf-8")
+    assert run("outline", page, "--json").json["path"] == web.display_path(page)
+
+
+@pytest.mark.parametrize("passage, ok", [
+    ((5, 5, "The reef recovered within two"), False),                             # two lines below its text
+    ((1, 1, "source: x"), True),                                                  # the page's first line
+    ((0, 0, "source: x"), False),                                                 # there is no line 0
+    ((4, 3, "seasons, the survey found."), False),                                # backwards, text nearby
+])
+def test_passages_are_checked_at_the_edges_of_their_window(passage, ok):
+    assert (web.passage_problems([passage], PAGE_LINES) == []) is ok
+
+
+def test_every_passage_not_at_its_lines_is_reported_not_only_the_first():
+    passages = [(99, 99, "past the end"), (6, 6, "The reef recovered within two")]
+    assert web.passage_problems(passages, PAGE_LINES) == passages
+
+
+@pytest.mark.parametrize("text, ok", [
+    ("https://d.example/t1 … https://d.example/c2", True),
+    ("https://d.example/c2 … https://d.example/t1", True),    # the second link to t1 follows c2
+    ("https://d.example/c2 … https://d.example/c2", False),   # c2 is there once
+    ("https://d.example/t1 … https://d.example/x9", False),
+])
+def test_a_passage_of_link_targets_with_an_omission_is_found_in_order(text, ok):
+    lines = ["Data: [table](https://d.example/t1), [chart](https://d.example/c2), [table again](https://d.example/t1)."]
+    assert (web.passage_problems([(1, 1, text)], lines) == []) is ok
+
+
+def test_a_passage_whose_parts_are_out_of_order_is_not_found():
+    lines = ["Data: [table](https://d.example/t1) and [chart](https://d.example/c2)."]
+    assert web.passage_problems([(1, 1, "https://d.example/c2 … https://d.example/t1")], lines) != []
+    assert web.passage_problems([(1, 1, "https://d.example/t1 … https://d.example/c2")], lines) == []
+
+
+def test_every_pre_tool_use_answer_names_its_hook_event(run, topic):
+    cwd = topic.parent.parent
+    allowed = hook(run, "pre", agent_payload("pretooluse-agent.json", LONG, cwd))[0]
+    refused = hook(run, "pre", read_payload("pretooluse-read.json", cwd, LONG))[0]
+    assert allowed["hookSpecificOutput"]["hookEventName"] == refused["hookSpecificOutput"]["hookEventName"] == \
+        "PreToolUse"
+
+
+def test_the_manifest_and_missing_pages_are_not_saved_pages_for_the_reader_or_the_read_guard(run, topic):
+    cwd = topic.parent.parent
+    (topic / "web" / "_manifest.md").write_text("# Manifest\n\n" + "| 1 | a row of the manifest |\n" * 400,
+                                                encoding="utf-8")   # a long manifest
+    payload = agent_payload("pretooluse-agent.json", "md/py/web/_manifest.md", cwd)
+    reason = hook(run, "pre", payload)[0]["hookSpecificOutput"]["permissionDecisionReason"]
+    assert reason == "page-reader: the prompt names no saved page (md/<topic>/web/<slug>.md)"
+    assert hook(run, "pre", read_payload("pretooluse-read.json", cwd, "md/py/web/_manifest.md")) == (None, "")
+    assert hook(run, "pre", read_payload("pretooluse-read.json", cwd, "md/py/web/gone.md")) == (None, "")
+
+
+def test_a_second_note_in_a_topic_is_saved_beside_the_first_and_both_are_recorded(run, topic):
+    cwd = topic.parent.parent
+    hook(run, "post", reader_answer(cwd, GOOD_NOTE))
+    extra = topic / "web" / "by-hand.md"   # a page put in web/ by hand: numbered after the run's pages
+    extra.write_text(saved_page(long_body()), encoding="utf-8")
+    assert hook(run, "post", reader_answer(cwd, GOOD_NOTE, page="md/py/web/by-hand.md")) == (None, "")
+    note = (topic / "web" / "notes" / "by-hand.md").read_text(encoding="utf-8")
+    assert note.splitlines()[0] == f"> page: {web.display_path(extra)} · [3] · 119 lines  "
+    assert (topic / "web" / "notes" / "docs-example-long.md").is_file()
+    events = [e for e in web.read_ledger(topic / "web" / "_ledger.jsonl") if e["command"] == "note"]
+    assert [(e["page"], e["n"], e["chars"]) for e in events] == [("docs-example-long.md", 1, len(GOOD_NOTE.strip())),
+                                                                  ("by-hand.md", 3, len(GOOD_NOTE.strip()))]
+
+
+@pytest.fixture
+def short_first(md_root, run, fire, searx):
+    """Topic `py` whose page [1] is short and [2] long, saved through a real scrape."""
+    from standins import page_body
+    fire.set_page("https://docs.example/a-short", page_body("https://docs.example/a-short",
+                                                            "A short page. " + "word " * 250, title="Short"))
+    fire.set_page("https://docs.example/b-long", page_body("https://docs.example/b-long", long_body(), title="Long"))
+    assert run("init", "how does cancellation work", "--topic", "py").code == 0
+    r = run("scrape", "https://docs.example/a-short", "https://docs.example/b-long", "--topic", "py", "--json")
+    assert r.code == 0 and [e.get("reader") for e in r.json["saved"]] == [None, True]
+    return md_root / "py"
+
+
+def test_status_lists_a_long_page_that_needs_a_note_after_a_short_page_and_a_deleted_one(run, short_first):
+    web_dir = short_first / "web"
+    shown = web.display_path(web_dir / "docs-example-b-long.md")
+    assert run("status", "--topic", "py", "--json").json["notes"] == {"need": [{"n": 2, "path": shown, "words": 921}]}
+    (web_dir / "docs-example-a-short.md").unlink()   # a saved page deleted by hand
+    assert run("status", "--topic", "py", "--json").json["notes"] == {"need": [{"n": 2, "path": shown, "words": 921}]}
+
+
+def test_a_page_of_exactly_4000_characters_is_not_a_long_page(run, topic):
+    page = topic / "web" / "docs-example-short.md"
+    raw = page.read_bytes()
+    body = ("word " * 799 + "word\n").encode("utf-8")   # 4,000 characters
+    page.write_bytes(raw[:web.header_of(raw)[1]] + body)
+    assert web.page_size(str(page))[1] == web.READER_CHARS
+    shown = web.display_path(topic / "web" / "docs-example-long.md")
+    assert run("status", "--topic", "py", "--json").json["notes"] == {"need": [{"n": 1, "path": shown, "words": 921}]}
+    assert hook(run, "pre", read_payload("pretooluse-read.json", topic.parent.parent,
+                                         "md/py/web/docs-example-short.md")) == (None, "")
