@@ -4560,7 +4560,7 @@ def run_line(result):
     return (f"Run facts (ledger): run {facts['run']} · goal: {facts['goal']} · {facts['round']} of "
             f"{options.get('max_rounds') or 1} rounds searched · {facts['requests']['search']} search requests · "
             f"{len(facts['saved'])} of {options.get('max_sources')} pages saved: {' '.join(labels) or 'none'} · "
-            f"{failed} picks failed")
+            f"{counted(failed, 'pick')} failed")
 
 
 def audit_brief(result):

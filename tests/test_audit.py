@@ -186,7 +186,8 @@ def test_the_audit_file_opens_with_the_synthesis_sha256_and_holds_the_answers_te
     assert gate("post", payload) == (0, None, "")
     audit = (project / "reefs-audit.md").read_text(encoding="utf-8")
     sha = hashlib.sha256(path.read_bytes()).hexdigest()
-    assert audit.splitlines()[0] == f"> synthesis: reefs-synthesis.md · sha256 {sha[:12]} · {web.now_utc():%Y-%m-%d}  "
+    assert audit.splitlines()[0] == (f"> synthesis: reefs-synthesis.md · sha256 {sha[:12]} · "
+                                     f"{web.now_utc():%Y-%m-%d}  ")
     assert audit.split("\n\n", 1)[1] == ANSWER.strip() + "\n"
 
 
@@ -237,3 +238,106 @@ def test_a_synthesis_in_a_topic_without_a_web_folder_is_recorded_and_gated_at_st
     events = web.read_ledger(topic / "web" / "_ledger.jsonl")
     assert [(e["command"], e["file"], e["ok"]) for e in events] == [("cite-check", "essay-synthesis.md", False)]
     assert gate("stop", captured("stop.json"))[1]["decision"] == "block"
+
+
+def test_the_auditors_prompt_is_the_users_then_what_cite_check_knows_laid_out_in_full(gate, project):  # noqa: F811
+    path = write(project, FAITHFUL)
+    payload = auditor_call("pretooluse-agent.json", project, path, prompt=f"Synthesis: {path}\n\n")
+    out = gate("pre", payload)[1]["hookSpecificOutput"]
+    assert out["updatedInput"] == dict(payload["tool_input"], prompt=out["updatedInput"]["prompt"])
+    assert out["updatedInput"]["prompt"] == (
+        f"Synthesis: {path}\n\nWhat cite-check knows:\n"
+        "Run facts (ledger): run r1 · goal: None · 0 of 1 rounds searched · 0 search requests · 4 of None pages "
+        "saved: [1] [2] [3] [4] · 0 picks failed\n"
+        "\n"
+        "review: nothing to reread\n"
+        "\n"
+        "Cited sentences, each with the best passage of every page it cites:\n"
+        "L8: Reefs recover within two seasons [1].\n"
+        "  [1] “Marine biologists at the Coral Institute reported that the reef had recovered within two seasons "
+        "after the 2016 bleaching.”\n"
+        "L12: Surveys counted 1,240 colonies [1].\n"
+        "  [1] “Surveys counted 1,240 colonies in 2019, up from 980 colonies in 2017.”\n")
+
+
+def test_the_auditors_prompt_says_when_the_ledger_records_no_run(gate, project):  # noqa: F811
+    write_ledger(project, EVENTS[1:])   # the pages, but no init
+    prompt = auditor_prompt(gate, project, write(project, FAITHFUL))
+    assert prompt.splitlines()[3] == "Run facts (ledger): no /research run recorded"
+
+
+def test_an_auditor_named_by_a_relative_path_is_launched_and_recorded(gate, project, md_root):  # noqa: F811
+    path = write(project, FAITHFUL)
+    relative = "md/reefs/reefs-synthesis.md"   # as the prompt names it, from the session's folder
+    launch = auditor_call("pretooluse-agent.json", project, relative)
+    launch["cwd"] = str(md_root.parent)
+    assert gate("pre", launch)[1]["hookSpecificOutput"]["permissionDecision"] == "allow"
+    answer = auditor_answer(project, relative, ANSWER)
+    answer["cwd"] = str(md_root.parent)
+    assert gate("post", answer) == (0, None, "")
+    assert (project / "reefs-audit.md").is_file() and path.is_file()
+
+
+def test_the_audit_file_joins_the_answers_text_blocks_and_says_what_comes_next(gate, project):  # noqa: F811
+    path = write(project, FAITHFUL)
+    payload = auditor_answer(project, path, ANSWER)
+    first, second = ANSWER.split("2. L13")
+    payload["tool_response"]["content"] = [{"type": "text", "text": first.strip()}, {"type": "image"},
+                                           {"type": "text", "text": "2. L13" + second}]
+    gate("post", payload)
+    audit = (project / "reefs-audit.md").read_text(encoding="utf-8")
+    assert audit.splitlines()[2] == "> NOTE: each problem is fixed in the synthesis, then cite-check runs again"
+    assert audit.split("\n\n", 1)[1] == first.strip() + "\n2. L13" + second
+
+
+def test_the_gate_records_the_run_of_each_block_and_each_request_for_an_audit(gate, project):  # noqa: F811
+    path = write(project, FAILING)
+    gate("post", captured("posttooluse-write.json", file_path=str(path)))
+    gate("stop", captured("stop.json"))
+    write(project, FAITHFUL)
+    gate("stop", captured("stop.json"))
+    gates = [(e["event"], e["run"]) for e in web.read_ledger(project / "web" / "_ledger.jsonl")
+             if e["command"] == "gate"]
+    assert gates == [("block", "r1"), ("audit-asked", "r1")]
+
+
+def test_the_gate_asks_each_session_that_wrote_the_synthesis_for_the_audit(gate, project):  # noqa: F811
+    path = write(project, FAITHFUL)
+    for session in ("session-a", "session-b"):
+        gate("post", captured("posttooluse-write.json", file_path=str(path), session_id=session))
+        assert "has not been audited" in gate("stop", captured("stop.json", session_id=session))[1]["reason"]
+        assert gate("stop", captured("stop.json", session_id=session)) == (0, None, "")
+
+
+def test_the_last_stop_block_says_to_end_the_turn_and_tell_the_user(gate, project):  # noqa: F811
+    path = write(project, FAILING)
+    gate("post", captured("posttooluse-write.json", file_path=str(path)))
+    reasons = [gate("stop", captured("stop.json"))[1]["reason"] for _ in range(3)]
+    assert reasons[2].endswith(f"Full report: python3 web.py cite-check {web.display_path(path)}\nThis is the last "
+                               f"block: if you cannot fix them, end the turn and tell the user that the synthesis "
+                               f"fails cite-check and why.")
+
+
+@pytest.mark.parametrize("wrong, more", [(10, None), (11, "and 1 more")])
+def test_a_stop_block_lists_ten_errors_then_how_many_more(gate, project, wrong, more):  # noqa: F811
+    findings = "\n".join(f"- Surveys counted {1000 + i} colonies {REEF1}." for i in range(wrong))
+    path = write(project, synthesis(findings))
+    gate("post", captured("posttooluse-write.json", file_path=str(path)))
+    lines = gate("stop", captured("stop.json"))[1]["reason"].splitlines()
+    assert len(lines) == 1 + 10 + (1 if more else 0) + 1 and (lines[11] == more if more else True)
+    assert lines[-1].startswith("Full report:")
+
+
+def test_with_the_gate_off_a_written_synthesis_is_neither_checked_nor_recorded(
+        gate, project, monkeypatch):  # noqa: F811
+    monkeypatch.setenv("WEB_GATE", "off")
+    path = write(project, FAILING)
+    code, answer, err = gate("post", captured("posttooluse-write.json", file_path=str(path)))
+    assert (code, answer) == (0, None) and "the cite-check gate is off" in err
+    assert [e for e in web.read_ledger(project / "web" / "_ledger.jsonl") if e["command"] == "cite-check"] == []
+
+
+def test_hook_input_that_is_not_an_object_is_said_to_be_so(gate, project):  # noqa: F811
+    assert gate("post", "[1, 2]")[1:] == (
+        None, "web.py: hook: the cite-check gate did not run: ValueError: the hook input is not a JSON object\n")
+    assert gate("pre", {"tool_name": "Read", "tool_input": "x"}) == (0, None, "")

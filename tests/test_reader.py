@@ -530,3 +530,215 @@ def test_a_page_of_exactly_4000_characters_is_not_a_long_page(run, topic):
     assert run("status", "--topic", "py", "--json").json["notes"] == {"need": [{"n": 1, "path": shown, "words": 921}]}
     assert hook(run, "pre", read_payload("pretooluse-read.json", topic.parent.parent,
                                          "md/py/web/docs-example-short.md")) == (None, "")
+
+
+def main_lines(text):
+    """The lines outline_facts gives as the page's main text."""
+    start, end = web.outline_facts(text)["main"]
+    return text.split("\n")[start - 1:end]
+
+
+PROSE = "This sentence of running text has well over eight words in it."
+
+
+def test_a_menu_below_a_saved_pages_header_is_not_its_main_text():
+    text = saved_page(MENU_PAGE)
+    assert main_lines(text)[0] == "## Guide" and main_lines(text)[-1].startswith("It then walks")
+
+
+@pytest.mark.parametrize("links, is_menu", [(3, False), (4, True)])
+def test_a_part_with_two_lines_of_prose_is_a_menu_only_with_four_lines_of_links(links, is_menu):
+    menu = "## Menu\n" + "".join(f"[Link {i}](https://d.example/{i})\n" for i in range(links)) + f"{PROSE}\n{PROSE}\n"
+    text = menu + "## Guide\n" + PROSE + "\n"
+    assert main_lines(text)[0] == ("## Guide" if is_menu else PROSE)   # no heading above the text: its first prose
+
+
+def test_a_part_of_a_few_links_next_to_the_text_is_left_out_of_it():
+    body = ("## Links\n[a](https://d.example/a)\n[b](https://d.example/b)\n## Text\n" + PROSE + "\n" + PROSE + "\n"
+            "## More links\n[c](https://d.example/c)\n[d](https://d.example/d)\n")
+    assert main_lines(saved_page(body)) == ["## Text", PROSE, PROSE]
+    assert main_lines(body) == ["## Text", PROSE, PROSE]
+
+
+def test_a_page_that_opens_with_its_text_and_ends_in_links_has_the_opening_as_main_text():
+    text = PROSE + "\n## Links\n[a](https://d.example/a)\n[b](https://d.example/b)\n"
+    assert main_lines(text) == [PROSE]
+
+
+def test_a_line_of_eight_words_is_running_text():
+    eight = "one two three four five six seven eight"
+    assert main_lines(f"## A\n{eight}\n## B\n[x](https://d.example/x)\n") == [eight]
+
+
+def test_a_page_without_a_final_newline_keeps_its_last_line():
+    facts = web.outline_facts("# A\nlast line")
+    assert facts["lines"] == 2 and facts["main"] == [1, 2]
+
+
+def test_a_sections_words_start_at_its_heading():
+    facts = web.outline_facts("# Top\nfour words of intro\n## Part\ntwo words\n")
+    assert facts["headings"][1][3] == web.count_words(b"## Part") + web.count_words(b"two words")
+
+
+@pytest.mark.parametrize("text, found", [
+    ("   ```\n# inside\n   ```\n# After\n", [(4, 1, "After")]),           # a fence indented three spaces
+    ("```\ncode\n```\n---\n# After\n", [(5, 1, "After")]),               # a rule right after a fence
+    ("# A\ntext\n---\n", [(1, 1, "A"), (2, 2, "text")]),                  # a setext heading after an ATX one
+    ("##\n", [(1, 2, "")]),                                                # an empty heading
+])
+def test_headings_next_to_fences_rules_and_other_headings(text, found):
+    assert headings(text) == found
+
+
+def test_an_empty_heading_is_shown_as_untitled():
+    facts = dict(web.outline_facts("## \n\ntext\n"), chars=20)
+    assert web.render_outline("p.md", facts).splitlines()[-1].endswith("  ## (untitled)")
+
+
+def test_a_long_page_may_have_an_outline_of_two_percent_of_its_size():
+    text = saved_page(long_body(sections=40, words=600))
+    facts = dict(web.outline_facts(text), chars=len(text))
+    out = web.render_outline("big.md", facts)
+    assert len(out) > web.OUTLINE_MIN_CHARS and "headings shown" not in out and "## Section 39" in out
+
+
+def test_an_outline_drops_its_deepest_level_only_when_all_its_rows_are_over_the_budget():
+    text = "".join(f"# Part {i}\n\ntext\n\n## Detail {i}\n\ntext\n\n" for i in range(4))
+    facts = dict(web.outline_facts(text), chars=len(text))
+    rows = web.render_outline("p.md", facts, budget=100000).splitlines()[2:]
+    all_rows = sum(len(r) + 1 for r in rows)
+    assert "(levels 1–2)" in web.render_outline("p.md", facts, budget=all_rows)
+    assert "(levels 1–1)" in web.render_outline("p.md", facts, budget=all_rows - 1)
+
+
+@pytest.mark.parametrize("content, message", [
+    (None, "cannot read {}: No such file or directory — give a saved page, md/<topic>/web/<slug>.md"),
+    (b"\x00\x01", "{} is a binary file — give a saved markdown page"),
+    (b"\xff\xfe bad", "{} is not UTF-8 text — give a saved markdown page")])
+def test_outline_of_a_bad_file_says_what_to_give_instead(run, tmp_path, content, message):
+    page = tmp_path / "p.md"
+    if content is not None:
+        page.write_bytes(content)
+    assert run("outline", page).err == "web.py: usage: " + message.format(web.display_path(page)) + "\n"
+
+
+def test_outline_json_holds_the_fields_of_its_schema_only(run, tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text(saved_page(long_body()), encoding="utf-8")
+    assert set(run("outline", page, "--json").json) == {"schema", "ok", "path", "lines", "words", "header", "main",
+                                                         "headings"}
+
+
+@pytest.mark.parametrize("text, ok", [
+    ("https://d.example/t1, … https://d.example/c2.", True),   # punctuation at a part's edges is not compared
+    ("Data: … https://d.example/c2", True),                     # a part at the very start of the lines
+])
+def test_a_passage_with_link_targets_is_found_from_the_start_of_its_lines(text, ok):
+    lines = ["Data: [table](https://d.example/t1), [chart](https://d.example/c2), [table again](https://d.example/t1)."]
+    assert (web.passage_problems([(1, 1, text)], lines) == []) is ok
+
+
+def test_the_readers_prompt_keeps_the_whole_input_and_an_outline_headed_by_the_page(run, topic):
+    payload = agent_payload("pretooluse-agent.json", LONG, topic.parent.parent)
+    payload["tool_input"]["prompt"] += "\n\n"
+    out = hook(run, "pre", payload)[0]["hookSpecificOutput"]
+    outline = out["updatedInput"]["prompt"].split("The page's outline (web.py outline):\n", 1)[1]
+    assert out["updatedInput"]["prompt"].startswith(f"Goal: x. Still needed: y. Page: {LONG}\n\nThe page's outline")
+    assert outline.startswith(web.display_path(topic / "web" / "docs-example-long.md") + ": 119 lines, 921 words")
+    assert out["updatedInput"] == dict(payload["tool_input"], prompt=out["updatedInput"]["prompt"])
+
+
+def test_reads_outside_the_md_root_of_hidden_files_and_of_one_line_are_allowed(run, topic, tmp_path):
+    cwd = topic.parent.parent
+    other = tmp_path / "elsewhere" / "web" / "page.md"   # another project's web/ folder
+    other.parent.mkdir(parents=True)
+    other.write_text(saved_page(long_body()), encoding="utf-8")
+    (topic / "web" / ".draft.md").write_text(saved_page(long_body()), encoding="utf-8")
+    for path in (str(other), "md/py/web/.draft.md"):
+        assert hook(run, "pre", read_payload("pretooluse-read.json", cwd, path)) == (None, "")
+    assert hook(run, "pre", read_payload("pretooluse-read.json", cwd, LONG, offset=19, limit=1)) == (None, "")
+    refused = hook(run, "pre", read_payload("pretooluse-read.json", cwd, LONG, offset=19, limit=0))[0]
+    assert refused["hookSpecificOutput"]["permissionDecision"] == "deny"
+    prompt = agent_payload("pretooluse-agent.json", "md/py/web/.draft.md", cwd)
+    assert "names no saved page" in hook(run, "pre", prompt)[0]["hookSpecificOutput"]["permissionDecisionReason"]
+
+
+def test_once_a_long_page_has_a_note_a_whole_read_is_sent_to_the_note(run, topic):
+    cwd = topic.parent.parent
+    hook(run, "post", reader_answer(cwd, GOOD_NOTE))
+    reason = hook(run, "pre", read_payload("pretooluse-read.json", cwd, LONG))[0]["hookSpecificOutput"][
+        "permissionDecisionReason"]
+    note = web.display_path(topic / "web" / "notes" / "docs-example-long.md")
+    assert f"not read whole in the main conversation — read its note, {note}. To look up lines" in reason
+
+
+def test_a_readers_answer_of_several_text_blocks_is_saved_as_one_note(run, topic):
+    payload = reader_answer(topic.parent.parent, "")
+    first, second = GOOD_NOTE.split("Numbers:")
+    payload["tool_response"]["content"] = [{"type": "text", "text": None}, {"type": "text", "text": first.strip()},
+                                           {"type": "image"}, {"type": "text", "text": "Numbers:" + second}]
+    assert hook(run, "post", payload) == (None, "")
+    note = (topic / "web" / "notes" / "docs-example-long.md").read_text(encoding="utf-8")
+    assert note.split("\n\n", 1)[1] == first.strip() + "\nNumbers:" + second
+
+
+def test_only_a_page_readers_answer_is_saved_as_a_note(run, topic):
+    cwd = topic.parent.parent
+    other = reader_answer(cwd, GOOD_NOTE)
+    other["tool_input"]["subagent_type"] = "general-purpose"
+    odd = reader_answer(cwd, GOOD_NOTE)
+    odd["tool_response"] = "a plain string"
+    assert hook(run, "post", other) == hook(run, "post", odd) == (None, "")
+    assert not (topic / "web" / "notes").exists()
+
+
+def test_the_block_for_a_note_lists_each_passage_not_found_with_its_lines(run, topic):
+    long_quote = "word9x1 " * 15
+    bad = GOOD_NOTE + '- L90–91: "not on these lines"\n' + f'- L95: "{long_quote.strip()}"\n'
+    answer, _ = hook(run, "post", reader_answer(topic.parent.parent, bad))
+    shown_quote = web.shorter(long_quote.strip(), 80)
+    assert f'2 of its passages are not verbatim at the lines it names: L90–91 "not on these lines"; L95 ' \
+           f'"{shown_quote}". Do not quote' in answer["reason"] and len(shown_quote) == 80
+    note = (topic / "web" / "notes" / "docs-example-long.md").read_text(encoding="utf-8").splitlines()
+    assert note[3] == "> checked: 2 of 4 passages verbatim at their lines; not found: L90–91, L95  "
+    assert note[4] == "> NOTE: a reader's note on untrusted web content — quote the page, not the note"
+
+
+def test_a_note_records_its_run_and_a_page_without_a_title_is_said_to_have_none(run, topic):
+    cwd = topic.parent.parent
+    (topic / "web" / "untitled.md").write_text(web.render_header("https://d.example/u", "q", "2026-12-01", "r")
+                                               + long_body(), encoding="utf-8")
+    hook(run, "post", reader_answer(cwd, GOOD_NOTE, page="md/py/web/untitled.md"))
+    note = (topic / "web" / "notes" / "untitled.md").read_text(encoding="utf-8")
+    assert note.splitlines()[1] == "> title: (none)  "
+    events = web.read_ledger(topic / "web" / "_ledger.jsonl")
+    run_id = next(e["run"] for e in events if e["command"] == "init")
+    assert [e["run"] for e in events if e["command"] == "note"] == [run_id]
+
+
+def test_a_note_that_cannot_be_written_is_one_line_on_stderr(run, topic):
+    (topic / "web" / "notes" / "docs-example-long.md").mkdir(parents=True)   # in the way of the note
+    answer, err = hook(run, "post", reader_answer(topic.parent.parent, GOOD_NOTE))
+    shown = web.display_path(topic / "web" / "notes" / "docs-example-long.md")
+    assert answer is None and err == (f"web.py: hook: the cite-check gate did not run: storage: cannot write {shown} "
+                                      f"(Is a directory) — make the md root writable or point WEB_MD_ROOT "
+                                      f"elsewhere\n")
+
+
+def test_status_lists_the_long_pages_that_need_a_note_in_number_order(run, fire, topic):
+    from standins import page_body
+    fire.set_page("https://docs.example/long2", page_body("https://docs.example/long2", long_body(sections=4),
+                                                          title="Long 2"))
+    assert run("scrape", "https://docs.example/long2", "--topic", "py").code == 0
+    need = run("status", "--topic", "py", "--json").json["notes"]["need"]
+    assert [e["n"] for e in need] == [1, 3]   # [2] is the short page
+
+
+def test_a_later_runs_long_pages_that_need_a_note_are_listed_in_number_order_reused_ones_too(run, fire, topic):
+    from standins import page_body
+    fire.set_page("https://docs.example/long2", page_body("https://docs.example/long2", long_body(sections=4),
+                                                          title="Long 2"))
+    assert run("init", "what else does cancellation do", "--topic", "py").code == 0
+    assert run("scrape", "https://docs.example/long2", "https://docs.example/long", "--topic", "py").code == 0
+    need = run("status", "--topic", "py", "--json").json["notes"]["need"]
+    assert [e["n"] for e in need] == [1, 3]   # [1] found already saved, [3] saved by this run
