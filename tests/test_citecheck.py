@@ -335,7 +335,7 @@ def test_the_report_shows_problems_then_coverage(run, md_root):
         "review: nothing to reread",
         "FAIL: 1 error, 0 warnings"]
     answer = run("cite-check", path, "--json").json
-    assert answer["schema"] == "web.cite-check/2" and answer["ok"] is False
+    assert answer["schema"] == "web.cite-check/3" and answer["ok"] is False
     assert answer["errors"] == [{"line": 12, "kind": "number-not-found", "message": "number 1,420 is not in web/reef.md"}]
 
 

@@ -51,7 +51,7 @@ def test_topic_saves_with_slugs_paths_and_json_report(run, fire, md_root):
     r = run("scrape", "https://www.example.org/a/b", "https://example.net/c", "--topic", "t", "--json")
     assert r.code == 0, r
     report = r.json
-    assert report["schema"] == "web.scrape/2" and report["ok"] is True and set(report) == {
+    assert report["schema"] == "web.scrape/3" and report["ok"] is True and set(report) == {
         "schema", "ok", "saved", "elapsed_ms"}                             # empty lists are left out
     assert [(e["n"], e["path"].rsplit("/", 1)[1]) for e in report["saved"]] == [(1, "example-org-a-b.md"),
                                                                                  (2, "example-net-c.md")]
@@ -354,7 +354,7 @@ def test_out_failure_json_names_the_page_and_its_kind(run, fire, tmp_path):
     r = run("scrape", "https://x.org/slow", "--out", tmp_path / "x.md", "--json")
     assert r.code == web.EXIT_PARTIAL and not (tmp_path / "x.md").exists()
     assert {k: v for k, v in r.json.items() if k != "elapsed_ms"} == {
-        "schema": "web.scrape/2", "ok": False,
+        "schema": "web.scrape/3", "ok": False,
         "failed": [{"url": "https://x.org/slow", "kind": "timeout", "error": "Firecrawl: Scrape timed out"}]}
     assert r.err == "web.py: scrape: https://x.org/slow: timeout: Firecrawl: Scrape timed out\n"
 
