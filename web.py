@@ -2217,7 +2217,6 @@ def known_topics(md_root):
 ATX_HEADING = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 SETEXT_RULE = re.compile(r" {0,3}(=+|-+)[ \t]*$")
 NOT_PARAGRAPH = re.compile(r"\s*(?:[-*+]\s|\d{1,9}[.)]\s|>|\||#)| {4}|\t")
-LINK_OR_IMAGE = re.compile(r"!?\[([^\]\n]*)\]\([^)\n]*\)")
 OUTLINE_SHARE = 0.02      # the outline is at most this share of the page's characters …
 OUTLINE_MIN_CHARS = 1200  # … or this many, whichever is more
 PROSE_WORDS = 8           # a line with this many words outside links is running text, not navigation
@@ -2243,7 +2242,8 @@ def page_headings(lines, first=0):
             headings.append((i + 1, len(atx.group(1)), heading_text(atx.group(2) or "")))
             paragraph = None
         elif SETEXT_RULE.match(line) and paragraph is not None:
-            headings.append((paragraph + 1, 1 if line.strip()[0] == "=" else 2, heading_text(" ".join(lines[paragraph:i]))))
+            level = 1 if line.strip()[0] == "=" else 2
+            headings.append((paragraph + 1, level, heading_text(" ".join(lines[paragraph:i]))))
             paragraph = None
         elif not line.strip() or NOT_PARAGRAPH.match(line):
             paragraph = None
@@ -2254,7 +2254,7 @@ def page_headings(lines, first=0):
 
 def heading_text(text):
     """A heading as one plain line: links and images reduced to their text, permalink marks (¶) gone."""
-    return " ".join(LINK_OR_IMAGE.sub(r"\1", text).replace("¶", " ").replace("`", "").split())
+    return " ".join(MARKDOWN_LINK.sub(r"\1", text).replace("¶", " ").replace("`", "").split())
 
 
 def line_kinds(lines, first):
@@ -2262,8 +2262,8 @@ def line_kinds(lines, first):
     little else: navigation) or "" (blank, short, markup)."""
     kinds = []
     for line in lines[first:]:
-        plain = len(LINK_OR_IMAGE.sub(" ", line).replace("|", " ").split())
-        kinds.append("prose" if plain >= PROSE_WORDS else "links" if LINK_OR_IMAGE.search(line) else "")
+        plain = len(MARKDOWN_LINK.sub(" ", line).replace("|", " ").split())
+        kinds.append("prose" if plain >= PROSE_WORDS else "links" if MARKDOWN_LINK.search(line) else "")
     return kinds
 
 
@@ -2397,7 +2397,7 @@ def passage_problems(passages, lines, slack=1):
             problems.append((first, last, text))
             continue
         window = "\n".join(lines[max(0, first - 1 - slack):last + slack])
-        if not quote_found(text, fold_text(window)) and not in_order(text, loose_fold(window)):
+        if not quote_found(text, fold_text(window)) and not quote_found(text, loose_fold(window), loose_fold):
             problems.append((first, last, text))
     return problems
 
@@ -2405,19 +2405,6 @@ def passage_problems(passages, lines, slack=1):
 def loose_fold(text):
     """Text folded for case, quote marks and whitespace only: links and URLs kept as written."""
     return " ".join(text.translate(QUOTE_FOLD).casefold().split())
-
-
-def in_order(passage, folded):
-    """True when the parts of a passage (… marks an omission) occur in order in loosely folded text."""
-    position = 0
-    for part in re.split(r"\[?(?:…|\.\.\.)\]?", passage):
-        part = loose_fold(part).strip(" .,;:")
-        if part:
-            position = folded.find(part, position)
-            if position < 0:
-                return False
-            position += len(part)
-    return True
 
 
 def render_note(page_shown, number, title, lines, note, problems, passages, date):
@@ -2431,6 +2418,13 @@ def render_note(page_shown, number, title, lines, note, problems, passages, date
         "page, not the note\n\n" + note.strip() + "\n"
 
 
+def is_saved_page(path, cfg):
+    """True for a real path that is a saved page file: md/<topic>/web/<slug>.md under the md root."""
+    root = os.path.realpath(cfg.md_root)
+    return os.path.commonpath([path, root]) == root and os.path.basename(os.path.dirname(path)) == "web" and \
+        path.endswith(".md") and not os.path.basename(path).startswith(("_", ".")) and os.path.isfile(path)
+
+
 def reader_page(prompt, cwd, cfg):
     """(path, problem): the one saved page a reader's prompt names, or why it does not name one."""
     found = []
@@ -2438,9 +2432,7 @@ def reader_page(prompt, cwd, cfg):
         path = os.path.realpath(os.path.join(cwd, match))
         if path not in found:
             found.append(path)
-    root = os.path.realpath(cfg.md_root)
-    pages = [p for p in found if os.path.commonpath([p, root]) == root and os.path.isfile(p)
-             and os.path.basename(os.path.dirname(p)) == "web" and not os.path.basename(p).startswith(("_", "."))]
+    pages = [p for p in found if is_saved_page(p, cfg)]
     if len(pages) == 1:
         return pages[0], None
     if not pages:
@@ -2489,21 +2481,24 @@ def save_note(page, note, session):
     return problems
 
 
-def note_facts(store, names):
+def note_state(path, chars):
+    """A saved page's note: short (read whole, no note), done (a page-reader's note exists) or needed."""
+    return "short" if chars <= READER_CHARS else "done" if os.path.isfile(note_path(path)) else "needed"
+
+
+def note_facts(store, names, numbers):
     """{"done": [n…], "need": [{"n", "path", "words"}]} for the long pages among `names` (page files):
-    which have a note and which still need a reader."""
-    numbers = source_numbers(store.events(), store.web_dir)
+    which have a note and which still need a reader; `numbers`: the citation numbers."""
     done, need = [], []
     for name in names:
         path = os.path.join(store.web_dir, name)
         if not os.path.isfile(path):
             continue
         words, chars = page_size(path)
-        if chars <= READER_CHARS:
-            continue
-        if os.path.isfile(note_path(path)):
+        state = note_state(path, chars)
+        if state == "done":
             done.append(numbers.get(name))
-        else:
+        elif state == "needed":
             need.append({"n": numbers.get(name), "path": display_path(path), "words": words})
     return {"done": sorted(n for n in done if n), "need": sorted(need, key=lambda e: e["n"] or 0)}
 
@@ -2633,7 +2628,8 @@ def status_facts(store):
     synthesis = dict(entries.get(facts["synthesis"]) or {"status": "unwritten", "errors": None},
                      path=display_path(path))
     synthesis.pop("file", None)
-    notes = note_facts(store, facts["saved"] + [n for n in facts["reused"] if n not in facts["saved"]])
+    notes = note_facts(store, facts["saved"] + [n for n in facts["reused"] if n not in facts["saved"]],
+                       source_numbers(events, store.web_dir))
     options = facts["options"]
     answer = {"schema": SCHEMAS["status"], "ok": True, "run": facts["run"], "goal": facts["goal"],
               "round": facts["round"], "rounds": options.get("max_rounds"), "scraped": facts["scraped"],
@@ -2813,7 +2809,7 @@ def saved_rows(store, numbers):
         name = os.path.basename(path)
         flags = [f.strip() for f in (fields.get("flags") or "").split(",") if f.strip()]
         words = count_words(raw[offset:])
-        note = "short" if char_count(raw[offset:]) <= READER_CHARS else "done" if os.path.isfile(note_path(path)) else "needed"
+        note = note_state(path, char_count(raw[offset:]))
         rows.append({"n": numbers.get(name), "name": name, "url": fields.get("source"), "title": fields.get("title"),
                      "words": words, "flags": flags, "fetched": fields.get("fetched"), "note": note})
     return sorted(rows, key=lambda s: s["n"] or 0)
@@ -3511,11 +3507,12 @@ def fold_text(text):
     return re.sub(r" (?=[.,;:!?)\]])", "", text).replace("( ", "(")
 
 
-def quote_found(quote, folded_source):
-    """True when the quote (with … or [...] marking omissions) occurs in order in the source."""
+def quote_found(quote, folded_source, fold=None):
+    """True when the quote (with … or [...] marking omissions) occurs in order in the source, both
+    folded by `fold` (default fold_text)."""
     position = 0
     for part in re.split(r"\[?(?:…|\.\.\.)\]?", quote):
-        part = fold_text(part).strip(" .,;:")
+        part = (fold or fold_text)(part).strip(" .,;:")
         if not part:
             continue
         found = folded_source.find(part, position)
@@ -4357,6 +4354,21 @@ def tool_input_of(payload):
     return tool_input if isinstance(tool_input, dict) else {}
 
 
+def agent_answer(payload):
+    """The final text a subagent returned, from a PostToolUse payload of the Agent tool ("" without one)."""
+    response = payload.get("tool_response")
+    content = response.get("content") if isinstance(response, dict) else None
+    return "\n".join(c.get("text") or "" for c in content or [] if isinstance(c, dict) and c.get("type") == "text"
+                     ).strip()
+
+
+def with_prompt(tool_input, heading, text):
+    """A PreToolUse answer that lets a subagent start with `text` added to its prompt under `heading`."""
+    prompt = f"{str(tool_input.get('prompt')).rstrip()}\n\n{heading}\n{text}"
+    return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow",
+                                   "updatedInput": dict(tool_input, prompt=prompt)}}
+
+
 def deny(reason):
     """A PreToolUse answer that refuses the call; the model reads the reason as the tool's error."""
     return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
@@ -4383,10 +4395,8 @@ def reader_launch(tool_input, cwd, cfg):
     page, problem = reader_page(tool_input.get("prompt"), cwd, cfg)
     if problem:
         return deny(f"{READER}: {problem}")
-    outline = render_outline(display_path(page), page_outline(page))
-    prompt = f"{str(tool_input.get('prompt')).rstrip()}\n\nThe page's outline (web.py outline):\n{outline}"
-    return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow",
-                                   "updatedInput": dict(tool_input, prompt=prompt)}}
+    return with_prompt(tool_input, "The page's outline (web.py outline):",
+                       render_outline(display_path(page), page_outline(page)))
 
 
 def long_page_read(tool_input, cwd, cfg):
@@ -4395,9 +4405,7 @@ def long_page_read(tool_input, cwd, cfg):
     if not isinstance(path, str):
         return None
     path = os.path.realpath(os.path.join(cwd, path))
-    root = os.path.realpath(cfg.md_root)
-    if os.path.commonpath([path, root]) != root or os.path.basename(os.path.dirname(path)) != "web" or \
-            os.path.basename(path).startswith(("_", ".")) or not path.endswith(".md") or not os.path.isfile(path):
+    if not is_saved_page(path, cfg):
         return None
     limit = tool_input.get("limit")
     if isinstance(limit, int) and 0 < limit <= LOOKUP_LINES:
@@ -4415,11 +4423,9 @@ def long_page_read(tool_input, cwd, cfg):
 def reader_done(payload, cfg):
     """PostToolUse after a page-reader: save its answer as the page's note; block when passages it
     quotes are not verbatim at the lines it names, so that none is quoted from the note."""
-    tool_input, response = tool_input_of(payload), payload.get("tool_response")
-    if tool_input.get("subagent_type") != READER or not isinstance(response, dict):
+    tool_input, note = tool_input_of(payload), agent_answer(payload)
+    if tool_input.get("subagent_type") != READER:
         return None
-    note = "\n".join(c.get("text") or "" for c in response.get("content") or []
-                     if isinstance(c, dict) and c.get("type") == "text").strip()
     page, _ = reader_page(tool_input.get("prompt"), str(payload.get("cwd") or os.getcwd()), cfg)
     if not note or page is None:
         return None
@@ -4589,24 +4595,20 @@ def auditor_launch(tool_input, cwd, cfg):
     if result.errors:
         return deny(f"{display_path(path)} fails cite-check ({counted(len(result.errors), 'error')}): fix them and "
                     f"run cite-check until it exits 0, then audit")
-    prompt = f"{str(tool_input.get('prompt')).rstrip()}\n\nWhat cite-check knows:\n{audit_brief(result)}"
-    return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow",
-                                   "updatedInput": dict(tool_input, prompt=prompt)}}
+    return with_prompt(tool_input, "What cite-check knows:", audit_brief(result))
 
 
 def auditor_done(payload, cfg):
     """PostToolUse after the citation-auditor: write its answer beside the synthesis and record it in the
     ledger with the synthesis's sha256 and the number of problems."""
     import hashlib
-    tool_input, response = tool_input_of(payload), payload.get("tool_response")
-    answer = "\n".join(c.get("text") or "" for c in (response or {}).get("content") or []
-                       if isinstance(c, dict) and c.get("type") == "text").strip() if isinstance(response, dict) else ""
+    tool_input, answer = tool_input_of(payload), agent_answer(payload)
     path = prompt_synthesis(tool_input.get("prompt"), str(payload.get("cwd") or os.getcwd()), cfg)
     if not answer or path is None:
         return None
     with open(path, "rb") as handle:
-        sha = hashlib.sha256(handle.read()).hexdigest()
-    problems = audit_problems(answer)
+        raw = handle.read()
+    sha, problems = hashlib.sha256(raw).hexdigest(), audit_problems(answer)
     head = f"> synthesis: {os.path.basename(path)} · sha256 {sha[:12]} · {now_utc():%Y-%m-%d}  \n" \
            f"> audited by: {AUDITOR} · {counted(problems, 'problem')}  \n" \
            "> NOTE: each problem is fixed in the synthesis, then cite-check runs again\n\n"
@@ -4616,7 +4618,8 @@ def auditor_done(payload, cfg):
     except OSError as err:
         raise writable_error(target, err)
     web_dir = os.path.join(os.path.dirname(path), "web")
-    run = run_of(outline(read_synthesis(path))[1], read_ledger(os.path.join(web_dir, "_ledger.jsonl")))
+    events = read_ledger(os.path.join(web_dir, "_ledger.jsonl"))
+    run = run_of(outline(raw.decode("utf-8-sig", "replace"))[1], events)
     append_events(web_dir, [ledger_event(run, "audit", None, file=os.path.basename(path), sha256=sha,
                                          problems=problems, session=payload.get("session_id"))])
     return None
@@ -4929,7 +4932,8 @@ def add_hook(commands):
 
 
 COMMANDS = {"search": cmd_search, "scrape": cmd_scrape, "doctor": cmd_doctor, "init": cmd_init,
-            "status": cmd_status, "outline": cmd_outline, "manifest": cmd_manifest, "cite-check": cmd_cite_check, "export": cmd_export,
+            "status": cmd_status, "outline": cmd_outline, "manifest": cmd_manifest, "cite-check": cmd_cite_check,
+            "export": cmd_export,
             "hook": run_hook}
 
 
