@@ -2229,13 +2229,8 @@ def page_headings(lines, first=0):
     for i in range(first, len(lines)):
         line = lines[i]
         opener = FENCE.match(line)
-        opener = opener.group(2) if opener and len(opener.group(1).expandtabs(4)) <= 3 else None
-        if fence or opener:
-            if not fence:
-                fence = opener
-            elif opener and opener[0] == fence[0] and len(opener) >= len(fence):
-                fence = None
-            paragraph = None
+        if fence or (opener and len(opener.group(1).expandtabs(4)) <= 3):
+            fence, paragraph = _fence_after(fence, line), None
             continue
         atx = ATX_HEADING.match(line)
         if atx:
