@@ -112,7 +112,7 @@ def test_dry_run_end_to_end(run, searx, fire, md_root):
     assert {h["url"] for h in search["results"]} == {not_found, plato, weyer, forum}
     status = run("status", "--topic", TOPIC, "--json").json
     assert status["round"] == 1 and not status["scraped"] and status["limit"] == 2
-    assert "_picks-1.json --limit 2" in status["next"]
+    assert "_picks-1.1.json --limit 2" in status["next"]
     picks = write_picks(md_root, 1, [not_found, plato, weyer, forum])
     scrape = run("scrape", "--topic", TOPIC, "--from", picks, "--limit", status["limit"], "--json")
     assert scrape.code == 0, scrape
@@ -127,7 +127,7 @@ def test_dry_run_end_to_end(run, searx, fire, md_root):
     assert status["next"].startswith("round 1 is done; deep round 2 is open")
     again = run("search", QUERIES[2], "--topic", TOPIC, "--json").json
     assert again["queries"] == {"3": QUERIES[2]} and [h["url"] for h in again["results"]] == [skeptic]
-    assert again["seen"] == [{"rank": 2, "url": not_found}]
+    assert again["seen"] == [{"rank": 2, "url": not_found, "title": f"Title of {not_found}"}]
     picks = write_picks(md_root, 2, [skeptic, forum])
     second = run("scrape", "--topic", TOPIC, "--from", picks, "--limit", "2", "--json").json
     assert [(e["n"], e["url"]) for e in second["saved"]] == [(3, skeptic), (4, forum)]

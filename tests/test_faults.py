@@ -267,8 +267,8 @@ def test_ctrl_c_in_this_process_reports_what_was_finished(run, fire, md_root):
         hold.set()
         signal.signal(signal.SIGINT, previous)
     assert r.code == web.EXIT_INTERRUPTED
-    assert r.err == ("web.py: interrupted — 1 pages saved and kept; to continue, run the command again "
-                     "(saved pages are skipped; lower --limit by 1)\n")
+    assert r.err == ("web.py: interrupted — 1 page saved and kept; to go on, run the same command again "
+                     "(pages already saved are skipped)\n")   # no --limit was given: none is spoken of
     assert r.json["interrupted"] is True and r.json["ok"] is False
     assert [e["url"] for e in r.json["saved"]] == ["https://a.org/1"]
     assert r.json["not_attempted"] == ["https://b.org/2", "https://c.org/3"]

@@ -135,11 +135,12 @@ def test_force_goes_past_the_budget_and_status_says_why(run, fire, md_root):
     assert r.code == 0 and [e["url"] for e in r.json["saved"]] == ["https://b.org/2"]
     assert [e.get("over_budget") for e in ledger(md_root) if e["command"] == "scrape"] == [None, True]
     status = run("status", "--topic", "t")
-    assert status.out.splitlines()[1] == "round 0 · 2 of 1 pages saved (1 past the budget, --force) · next --limit 0"
+    assert status.out.splitlines()[1] == ("round 1, scraped · 2 of 1 pages saved (1 past the budget, --force) · "
+                                          "nothing left to scrape")
     assert run("status", "--topic", "t", "--json").json["forced"] == 1
     assert run("manifest", "--topic", "t").out.splitlines()[0].endswith(
         " · 2 of 1 pages saved (1 past the budget, --force)")
-    assert " | 1 pages, 1 round | 0 | 2 (1 past the budget, --force) | " in (
+    assert " | 1 pages, 1 round | 1 | 2 (1 past the budget, --force) | " in (
         md_root / "t" / "web" / "_manifest.md").read_text("utf-8")
 
 
@@ -189,7 +190,7 @@ def test_a_search_after_the_last_round_is_reported_as_such(run, searx, fire, md_
     run("search", "q2", "--topic", "t")
     status = run("status", "--topic", "t")
     assert status.out.splitlines()[1] == "round 2 of 1 (a search after the run's last round) · 1 of 4 pages saved · " \
-                                         "next --limit 0"
+                                         "nothing left to scrape"
     assert "max rounds" in run("status", "--topic", "t", "--json").json["stop"]
 
 
@@ -206,7 +207,7 @@ def status_events(*scrapes, saved=0, max_sources=4):
 
 def test_an_unused_page_may_be_picked_again_while_the_budget_has_room():
     unused = {"outcome": "unused", "url": "https://u.org/", "reason": "not needed: --limit 1 was met"}
-    assert web.run_facts(status_events(unused, saved=1))["retry"] == [["https://u.org/", "unused"]]
+    assert web.run_facts(status_events(unused, saved=1))["retry"] == [["https://u.org/", "unused", None]]
     assert web.run_facts(status_events(unused, saved=4))["retry"] == []         # the budget is spent
 
 
@@ -214,7 +215,7 @@ def test_an_unused_page_may_be_picked_again_while_the_budget_has_room():
                                           (["http", "timeout"], False), (["target-status"], False)])
 def test_a_timeout_or_http_failure_is_retried_once(kinds, retry):
     failures = [{"outcome": "failed", "kind": kind, "url": "https://f.org/"} for kind in kinds]
-    assert web.run_facts(status_events(*failures, saved=1))["retry"] == ([["https://f.org/", kinds[-1]]] if retry
+    assert web.run_facts(status_events(*failures, saved=1))["retry"] == ([["https://f.org/", kinds[-1], None]] if retry
                                                                          else [])
 
 
@@ -290,7 +291,7 @@ def test_search_all_shows_seen_hits_in_full_and_without_it_on_one_line(run, sear
     assert run("search", "q2", "--topic", "t").out.splitlines() == [
         " 1. [saved 1] https://a.org/1",
         " 2. Page C", "    https://c.org/3", "    Snippet for https://c.org/3",
-        " 3. [seen] https://b.org/2",
+        " 3. [seen] https://b.org/2 — Page B",          # never saved: its title, so no one digs in the ledger
         "-- 3 hits, 1 new to the topic; seen ones on one line (--all shows them in full)"]
     assert run("search", "q2", "--topic", "t", "--all").out.splitlines() == [
         " 1. Page A [saved 1]", "    https://a.org/1", "    Snippet for https://a.org/1",

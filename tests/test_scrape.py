@@ -80,12 +80,19 @@ def test_already_saved_urls_are_skipped_unless_forced(run, fire, md_root):
                                                   "reason": "already saved", "path": web.display_path(
                                                       md_root / "t" / "web" / "example-org-a.md"), "n": 1}]
     assert len(fire.requests) == 1                                  # not even asked
+    first = (md_root / "t" / "web" / "example-org-a.md").read_bytes()
+    r = run("scrape", "https://example.org/a", "--topic", "t", "--force", "--json")
+    assert r.code == 0 and r.json["skipped"] == [{"url": "https://example.org/a", "reason": "unchanged", "path": (
+        web.display_path(md_root / "t" / "web" / "example-org-a.md")), "n": 1}]   # the same content: nothing new
     fire.set_page("https://example.org/a", page_body("https://example.org/a", article_markdown("new text")))
     r = run("scrape", "https://example.org/a", "--topic", "t", "--force", "--json")
     assert r.code == 0 and len(r.json["saved"]) == 1 and r.json["saved"][0]["n"] == 1   # the same number
-    assert saved_files(md_root) == ["example-org-a.md"]             # the same file, rewritten
-    text = (md_root / "t" / "web" / "example-org-a.md").read_text("utf-8")
+    assert r.json["saved"][0]["version"] == 2 and r.json["saved"][0]["path"].endswith("/example-org-a.v2.md")
+    assert saved_files(md_root) == ["example-org-a.md", "example-org-a.v2.md"]
+    assert (md_root / "t" / "web" / "example-org-a.md").read_bytes() == first      # the earlier version is kept
+    text = (md_root / "t" / "web" / "example-org-a.v2.md").read_text("utf-8")
     assert "New Text" in text and "> query: q0  \n" in text and "> relevance: why  \n" in text   # header kept
+    assert f"> version: 2 · previous: example-org-a.md, fetched {web.now_utc():%Y-%m-%d}  \n" in text
 
 
 def test_identical_content_is_reported_as_duplicate(run, fire, md_root):
@@ -380,8 +387,12 @@ def test_the_store_saves_skips_and_replaces(md_root):
     assert store.save("https://b.org/y", b, b"body one\n", False)[:3] == ("skipped", "duplicate", first[2])
     replaced = store.save("https://b.org/y", b, b"body one\n", False, replace=first[2])
     assert replaced[0] == "saved" and replaced[2].endswith("b-org-y.md") and not os.path.exists(first[2])
+    assert store.save("https://b.org/y", b, b"body one\n", True)[:3] == ("skipped", "unchanged", replaced[2])
     again = store.save("https://b.org/y", b, b"body three\n", True)
-    assert again[:3] == ("saved", None, replaced[2])                               # --force rewrites the same file
+    assert again[:2] == ("saved", None) and again[2].endswith("b-org-y.v2.md")       # --force: the next version
+    assert open(replaced[2], "rb").read().endswith(b"body one\n")                    # the first one stays
+    third = store.save("https://b.org/y", b, b"body one\n", True)                    # back to the first text
+    assert third[2].endswith("b-org-y.v3.md") and store.saved_path("https://b.org/y") == third[2]
 
 
 def test_a_long_slug_keeps_its_suffix_within_80_characters(md_root):

@@ -208,7 +208,8 @@ def test_topic_search_numbers_queries_in_the_topic_and_lists_seen_hits_compactly
     second = run("search", "q2", "--topic", "t", "--json").json
     assert second["queries"] == {"2": "q2"}                          # numbered after the topic's first query
     assert [h["url"] for h in second["results"]] == ["https://c.org/3"] and second["results"][0]["q"] == [2]
-    assert second["seen"] == [{"rank": 1, "url": "https://a.org/1/", "n": 1}, {"rank": 3, "url": "https://b.org/2"}]
+    assert second["seen"] == [{"rank": 1, "url": "https://a.org/1/", "n": 1},            # saved: its number
+                              {"rank": 3, "url": "https://b.org/2", "title": "Title of https://b.org/2"}]   # not: its title
     full = run("search", "q2", "--topic", "t", "--json", "--all").json
     assert [(h["url"], h.get("seen"), h.get("n")) for h in full["results"]] == [
         ("https://a.org/1/", True, 1), ("https://c.org/3", True, None), ("https://b.org/2", True, None)]

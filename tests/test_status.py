@@ -54,7 +54,7 @@ def test_after_a_scrape_the_next_round_gets_an_even_share_of_what_is_left():
                                  ("scrape", 1, {"outcome": "failed", "kind": "timeout", "url": "https://slow.org/"}),
                                  ("scrape", 1, {"outcome": "failed", "kind": "target-status", "url": "https://x.org/"})))
     assert (facts["round"], facts["scraped"], facts["limit"]) == (1, True, 2)   # (6 - 2) over rounds 2 and 3
-    assert facts["retry"] == [["https://slow.org/", "timeout"]]                 # a 404 is final; a timeout is not
+    assert facts["retry"] == [["https://slow.org/", "timeout", None]]                 # a 404 is final; a timeout is not
     assert facts["requests"] == {"search": 2, "queries": 1, "scrape": 4} and facts["words"] == 200
 
 
@@ -86,16 +86,16 @@ def test_status_tells_each_phase_what_to_do_next(run, searx, fire, md_root):
     searx.set_results("q", [make_hit("https://a.org/1"), make_hit("https://b.org/2")])
     run("search", "q", "--topic", "t")
     assert status_of(run, "--json").json["next"] == (
-        "rank round 1's hits, write md/t/web/_picks-1.json, then run: python3 web.py scrape --topic t "
-        "--from md/t/web/_picks-1.json --limit 1 --json")
+        "rank round 1's hits, write md/t/web/_picks-1.1.json, then run: python3 web.py scrape --topic t "
+        "--from md/t/web/_picks-1.1.json --limit 1 --json")
     fire.set_page("https://b.org/2", captured_reply("timeout.json"))
     run("scrape", "https://b.org/2", "https://a.org/1", "--topic", "t", "--limit", "1")
     answer = status_of(run, "--json").json
     assert answer["next"].startswith("round 1 is done; deep round 2 is open") and answer["limit"] == 1
-    assert answer["retry"] == [{"url": "https://b.org/2", "kind": "timeout"}]
+    assert answer["retry"] == [{"url": "https://b.org/2", "kind": "timeout", "title": "Title of https://b.org/2"}]
     human = status_of(run).out.splitlines()
     assert human[1] == "round 1 of 2 (--deep), scraped · 1 of 2 pages saved · next --limit 1"
-    assert "may retry: https://b.org/2 (timeout)" in human
+    assert "may retry: https://b.org/2 (timeout) — Title of https://b.org/2" in human
     assert human[-2] == f"date: {web.now_utc():%Y-%m-%d}"
 
 
@@ -126,16 +126,16 @@ def test_manifest_json_is_the_checkpoint_of_the_latest_run(run, searx, fire, md_
     answer = run("manifest", "--topic", "t", "--json").json
     assert answer == {
         "schema": "web.manifest/2", "ok": True, "path": web.display_path(md_root / "t" / "web" / "_manifest.md"),
-        "run": answer["run"], "round": 0, "budget": {"max": 3, "saved": 1},
+        "run": answer["run"], "round": 1, "budget": {"max": 3, "saved": 1},   # a scrape with no search: round 1
         "saved": [{"n": 1, "title": "Understanding Tide Pools | Coastal Notes", "url": "https://old.org/0",
                    "words": 262, "earlier": True},
                   {"n": 2, "title": "Understanding Tide Pools | Coastal Notes", "url": "https://a.org/1", "words": 262}],
-        "failed": [{"url": "https://b.org/2", "kind": "timeout", "error": "Firecrawl: Scrape timed out", "retry": True}],
+        "failed": [{"url": "https://b.org/2", "kind": "timeout", "error": "Firecrawl: Scrape timed out"}],   # 1 round
         "syntheses": []}
     lines = run("manifest", "--topic", "t").out.splitlines()
-    assert lines[0] == f"t · run {answer['run']} · round 0 of 1 · 1 of 3 pages saved"
+    assert lines[0] == f"t · run {answer['run']} · round 1 of 1 · 1 of 3 pages saved"
     assert "  [1] Understanding Tide Pools | Coastal Notes — 262 words — saved in an earlier run" in lines
-    assert "  timeout (may retry)  https://b.org/2 — Firecrawl: Scrape timed out" in lines
+    assert "  timeout  https://b.org/2 — Firecrawl: Scrape timed out" in lines
     assert lines[-1] == f"wrote {answer['path']} · notes: {web.display_path(md_root / 't' / 'web' / '_notes.md')} " \
                         f"(not written yet)"
 
@@ -229,8 +229,8 @@ def test_the_whole_manifest_of_a_topic_with_two_runs_a_policy_and_failures(run, 
     ({"round": 0}, "unwritten", "search round 1: write 4–8 queries and run them in one python3 web.py search … "
                                 "--topic t --json"),
     ({"round": 2, "scraped": False, "limit": 3}, "unwritten",
-     "rank round 2's hits, write md/t/web/_picks-2.json, then run: python3 web.py scrape --topic t --from "
-     "md/t/web/_picks-2.json --limit 3 --json"),
+     "rank round 2's hits, write md/t/web/_picks-1.2.json, then run: python3 web.py scrape --topic t --from "
+     "md/t/web/_picks-1.2.json --limit 3 --json"),
     ({"round": 2, "scraped": True, "limit": 3, "deep": True}, "unwritten",
      "round 2 is done; deep round 3 is open: search new queries for the gaps and leads, then scrape with --limit 3 "
      "(or stop here if nothing new is worth scraping)"),
