@@ -2434,12 +2434,16 @@ def cmd_init(args, cfg):
         if given:
             options[name] = [check_domain(d, "--" + name.replace("_", "-")) for d in given]
     store = TopicStore(cfg, args.topic)
-    run = new_run_id({e.get("run") for e in store.events()})
-    synthesis = f"{text_slug(goal)}-synthesis.md"
+    events = store.events()
+    run = new_run_id({e.get("run") for e in events})
+    synthesis = synthesis_name(goal, store.topic_dir, events)
+    earlier = earlier_syntheses(store.topic_dir, events, text_slug(goal))
     store.append([ledger_event(run, "init", 0, goal=goal, topic=args.topic, options=options, synthesis=synthesis)])
     answer = {"schema": SCHEMAS["init"], "ok": True, "run": run, "goal": goal, "options": options,
               "limit": round_share(options, 0, 1), "web_dir": display_path(store.web_dir),
               "synthesis": display_path(os.path.join(store.topic_dir, synthesis))}
+    if earlier:
+        answer["earlier"] = earlier
     if args.with_corpus:
         answer["corpus"] = corpus_entries(store.topic_dir)
     if args.json:
@@ -2464,6 +2468,7 @@ def render_init(answer):
     lines = [f"run {answer['run']} started: {answer['goal']}",
              f"  budget: {options['max_sources']} pages in {rounds}; round 1: --limit {answer['limit']}",
              f"  pages: {answer['web_dir']}/", f"  synthesis: {answer['synthesis']}"]
+    lines += [f"  earlier synthesis of this goal: {render_earlier(e)}" for e in answer.get("earlier", [])]
     lines += [f"  corpus {c['label']}: {c['path']}" for c in answer.get("corpus", [])]
     return "\n".join(lines) + "\n"
 
@@ -2917,6 +2922,10 @@ def next_step(topic, facts, synthesis, notes):
         if synthesis["status"] == "passed" and not synthesis.get("audit"):
             return (f"the synthesis passed cite-check: launch {AUDITOR} on it (Agent, \"run_in_background\": false, "
                     f"prompt: Synthesis: {synthesis['path']}), fix every problem it names, run cite-check again")
+        problems = synthesis["audit"].get("problems") if synthesis["status"] == "passed" else None
+        if problems and synthesis["audit"].get("current"):
+            return (f"the audit found {counted(problems, 'problem')} ({audit_path(synthesis['path'])}): fix each one in "
+                    f"the synthesis, then run cite-check on it again")
         if synthesis["status"] == "passed":
             return "the synthesis passed cite-check and was audited: present it to the user"
         if synthesis["status"] == "failing":
@@ -2950,9 +2959,8 @@ def status_facts(store):
                           f'start one: python3 web.py init "goal" --topic {store.topic}')
     entries = {e["file"]: e for e in synthesis_status(store.topic_dir, events)}
     path = os.path.join(store.topic_dir, facts["synthesis"])
-    synthesis = dict(entries.get(facts["synthesis"]) or {"status": "unwritten", "errors": None},
-                     path=display_path(path))
-    synthesis.pop("file", None)
+    mine = entries.get(facts["synthesis"]) or {"status": "unwritten"}
+    synthesis = dict({k: mine.get(k) for k in ("status", "errors", "checked", "audit")}, path=display_path(path))
     notes = note_facts(store, facts["saved"] + [n for n in facts["reused"] if n not in facts["saved"]],
                        source_numbers(events, store.web_dir))
     options = facts["options"]
@@ -2967,7 +2975,10 @@ def status_facts(store):
               "exclude_site": options.get("exclude_site"),
               "policy": display_path(os.path.join(store.topic_dir, POLICY_FILE))
               if os.path.isfile(os.path.join(store.topic_dir, POLICY_FILE)) else None,
+              "picks": display_path(os.path.join(store.web_dir, facts["picks"])) if facts["limit"] else None,
               "synthesis": {k: v for k, v in synthesis.items() if v is not None},
+              "earlier": earlier_syntheses(store.topic_dir, events, text_slug(facts["goal"] or ""), facts["synthesis"]),
+              "refreshed": refresh_facts(events),
               "notes": {k: v for k, v in notes.items() if v} or None,
               "date": f"{now_utc():%Y-%m-%d}", "next": next_step(store.topic, facts, synthesis, notes)}
     return {k: v for k, v in answer.items() if v or k in ("ok", "saved", "round", "limit", "scraped")}
@@ -2996,7 +3007,10 @@ def render_status(answer, topic):
         need = notes.get("need", [])
         lines.append(f"notes: {len(notes.get('done', []))} of {len(notes.get('done', [])) + len(need)} long pages"
                      + (" · need a reader: " + ", ".join(f"[{e['n']}] {e['path']}" for e in need) if need else ""))
-    lines += [f"synthesis: {synthesis['path']} — {said}", f"date: {answer['date']}", f"next: {answer['next']}"]
+    lines.append(f"synthesis: {synthesis['path']} — {said}")
+    lines += [f"earlier synthesis: {render_earlier(e)}" for e in answer.get("earlier", [])]
+    lines += [render_refreshed(answer["refreshed"])] if answer.get("refreshed") else []
+    lines += [f"date: {answer['date']}", f"next: {answer['next']}"]
     return "\n".join(lines) + "\n"
 
 
@@ -3047,30 +3061,93 @@ def cell(value):
 
 
 def synthesis_status(topic_dir, events):
-    """[{"file", "status", "errors", "checked", "audit"}] for each synthesis of a topic: its latest cite-check
-    result, whether the file changed since (status: passed, failing, changed, unchecked), and its latest
-    citation audit ({"problems", "current": the file is still the one audited}) when there is one."""
+    """[{"file", "goal", "run", "index", "date", "status", "errors", "checked", "audit"}] for each synthesis of
+    a topic on disk, oldest run first: the goal slug, the run that wrote it (id, number in the topic, the day
+    it started; else the file's day), its latest cite-check result, whether the file changed since (status:
+    passed, failing, changed, unchecked), and its latest citation audit ({"problems", "current": the file is
+    still the one audited}) when there is one."""
+    import datetime
     import hashlib
     checks = {e.get("file"): e for e in events if e.get("command") == "cite-check"}
     audits = {e.get("file"): e for e in events if e.get("command") == "audit"}
-    names = sorted(set(checks) | {n for n in os.listdir(topic_dir) if n.endswith("-synthesis.md")})
+    runs = {e.get("synthesis"): (i, e) for i, e in enumerate((e for e in events if e.get("command") == "init"), 1)}
+    names = set(checks) | set(runs) | {n for n in os.listdir(topic_dir) if n.endswith("-synthesis.md")}
     found = []
-    for name in names:
+    for name in sorted((n for n in names if isinstance(n, str)), key=lambda n: (runs.get(n, (0,))[0], n)):
+        path = os.path.join(topic_dir, name)
         try:
-            with open(os.path.join(topic_dir, str(name)), "rb") as handle:
+            with open(path, "rb") as handle:
                 sha = hashlib.sha256(handle.read()).hexdigest()
         except OSError:
             continue
+        index, init = runs.get(name, (None, {}))
         last = checks.get(name)
         status = "unchecked" if not last else "changed" if last.get("sha256") != sha else \
             "passed" if last.get("ok") else "failing"
-        entry = {"file": name, "status": status, "errors": last.get("errors") if last else None,
+        day = str(init.get("time", ""))[:10] or \
+            f"{datetime.datetime.fromtimestamp(os.path.getmtime(path), datetime.timezone.utc):%Y-%m-%d}"
+        entry = {"file": name, "goal": text_slug(init["goal"]) if init.get("goal") else synthesis_goal(name),
+                 "run": init.get("run"), "index": index, "date": day, "status": status,
+                 "errors": last.get("errors") if last else None,
                  "checked": str(last.get("time", ""))[:10] if last else None}
         audit = audits.get(name)
         if audit:
             entry["audit"] = {"problems": audit.get("problems"), "current": audit.get("sha256") == sha}
         found.append(entry)
     return found
+
+
+def earlier_syntheses(topic_dir, events, goal, mine=None):
+    """[{"path", "run", "date", "status", "errors", "checked", "audit" {"problems", "current", "path"}}] of
+    the syntheses of this goal slug written before (newest first), `mine` (this run's file) left out."""
+    found = []
+    for entry in reversed(synthesis_status(topic_dir, events)):
+        if entry["goal"] != goal or entry["file"] == mine:
+            continue
+        entry = dict(entry, path=display_path(os.path.join(topic_dir, entry["file"])))
+        audit = os.path.join(topic_dir, audit_path(entry["file"]))
+        if entry.get("audit") and os.path.isfile(audit):
+            entry["audit"] = dict(entry["audit"], path=display_path(audit))
+        found.append({k: v for k, v in entry.items() if v is not None and k not in ("file", "goal", "index")})
+    return found
+
+
+def render_earlier(entry):
+    """`md/t/x-synthesis.md — 2026-06-01 · passed cite-check on 2026-06-02 · audited: 1 problem (md/t/x-audit.md)`."""
+    said = render_synthesis_status(dict(entry, file="")).split(": ", 1)[1]
+    audit = entry.get("audit", {}).get("path")
+    return f"{entry['path']} — {entry['date']} · {said}" + (f" ({audit})" if audit else "")
+
+
+SYNTHESIS_NAME = re.compile(r"(.+?)(?:-\d{4}-\d{2}-\d{2}(?:-\d+)?)?-synthesis\.md")
+
+
+def synthesis_goal(name):
+    """The goal slug of a synthesis file name: x-synthesis.md, x-2026-12-01-synthesis.md, x-2026-12-01-2-… → x."""
+    match = SYNTHESIS_NAME.fullmatch(name)
+    return match.group(1) if match else name
+
+
+def synthesis_name(goal, topic_dir, events):
+    """The synthesis file of a new run: <goal-slug>-<today>-synthesis.md (-2, -3 … on the same day), a name no
+    earlier run claimed and no file has: a run never writes over another run's synthesis."""
+    import itertools
+    claimed = {e.get("synthesis") for e in events if e.get("command") == "init"}
+    stem = f"{text_slug(goal)}-{now_utc():%Y-%m-%d}"
+    for n in itertools.count(1):   # ends: finitely many names are taken
+        name = f"{stem}{'' if n == 1 else f'-{n}'}-synthesis.md"
+        if name not in claimed and not os.path.lexists(os.path.join(topic_dir, name)):
+            return name
+
+
+def synthesis_rows(entries):
+    """synthesis_status entries newest first, each with "latest": True for the newest of its goal."""
+    goals = set()
+    rows = []
+    for entry in reversed(entries):
+        rows.append(dict(entry, latest=entry["goal"] not in goals))
+        goals.add(entry["goal"])
+    return rows
 
 
 def render_synthesis_status(entry):
@@ -3123,7 +3200,7 @@ def manifest_facts(store):
             "policy_path": display_path(os.path.join(store.topic_dir, POLICY_FILE)),
             "preferred": {url_key(h["url"]) for e in queries for h in e.get("results") or [] if h.get("prefer")},
             "saved": saved, "failures": failures, "picks": picks, "run": run, "retry": retry,
-            "syntheses": synthesis_status(store.topic_dir, events),
+            "syntheses": synthesis_status(store.topic_dir, events), "refreshed": refresh_facts(events),
             "notes": os.path.isfile(os.path.join(store.web_dir, "_notes.md"))}
 
 
@@ -3208,9 +3285,13 @@ def render_manifest(topic, facts):
     out += [f"| {c['round']} | {c['rank'] or '–'} | {link(c['title'] or c['url'], c['url'] or '')} | "
             f"{', '.join(map(str, c['q'])) or '–'} | {cell(c['outcome'])} |" for c in facts["candidates"]]
     out += render_scope(facts)
-    out += ["", "## Synthesis", ""]
-    out += [f"- {link(e['file'], '../' + e['file'])} — {render_synthesis_status(e).split(': ', 1)[1]}"
-            for e in facts["syntheses"]] or ["- none yet"]
+    out += ["", "## Syntheses", "", "Each run writes its own; the newest first, the latest of each goal in bold.", ""]
+    for e in synthesis_rows(facts["syntheses"]):
+        run = f"run {e['index']}, " if e.get("index") else ""
+        title = f"**{link(e['file'], '../' + e['file'])}** (latest)" if e["latest"] else link(e['file'], '../' + e['file'])
+        out.append(f"- {title} — {run}{e['date']} · {render_synthesis_status(e).split(': ', 1)[1]}")
+    out += [] if facts["syntheses"] else ["- none yet"]
+    out += ["", render_refreshed(facts["refreshed"])] if facts["refreshed"] else []
     out.append(MANIFEST_END)
     return "\n".join(out)
 
@@ -3286,7 +3367,8 @@ def checkpoint(store, facts):
     answer["failed"] = [dict({"url": e.get("url"), "kind": e.get("kind"), "error": e.get("error")},
                              **({"retry": True} if url_key(e.get("url") or "") in facts["retry"] else {}))
                       for e in failed]
-    answer["syntheses"] = facts["syntheses"]
+    answer["syntheses"] = [{k: v for k, v in e.items() if v is not None and k not in ("goal", "index") and
+                            (k != "latest" or v)} for e in synthesis_rows(facts["syntheses"])]
     if facts["notes"]:
         answer["notes"] = display_path(os.path.join(store.web_dir, "_notes.md"))
     return answer

@@ -377,18 +377,19 @@ def test_the_manifest_shows_whether_the_synthesis_passed_at_its_current_content(
     def status():
         assert run("manifest", "--topic", "reefs").code == 0
         text = manifest.read_text("utf-8")
-        return text[text.index("## Synthesis"):].splitlines()[2]
+        return text[text.index("## Syntheses"):].splitlines()[4]
     today = f"{web.now_utc():%Y-%m-%d}"
     path.write_text(synthesis(f"- Surveys counted 1,420 colonies {REEF1}."), encoding="utf-8")
-    assert status() == "- [reefs-synthesis.md](../reefs-synthesis.md) — not checked yet: run cite-check"
+    row = f"- **[reefs-synthesis.md](../reefs-synthesis.md)** (latest) — {today} · "
+    assert status() == row + "not checked yet: run cite-check"
     run("cite-check", path)
-    assert status() == f"- [reefs-synthesis.md](../reefs-synthesis.md) — fails cite-check: 1 error ({today})"
+    assert status() == row + f"fails cite-check: 1 error ({today})"
     path.write_text(synthesis(f"- Surveys counted 1,240 colonies {REEF1}."), encoding="utf-8")
-    assert status() == f"- [reefs-synthesis.md](../reefs-synthesis.md) — changed since cite-check ran on {today}: run it again"
+    assert status() == row + f"changed since cite-check ran on {today}: run it again"
     run("cite-check", path)
-    assert status() == f"- [reefs-synthesis.md](../reefs-synthesis.md) — passed cite-check on {today}"
+    assert status() == row + f"passed cite-check on {today}"
     assert run("manifest", "--topic", "reefs", "--json").json["syntheses"] == [
-        {"file": "reefs-synthesis.md", "status": "passed", "errors": 0, "checked": today}]
+        {"file": "reefs-synthesis.md", "date": today, "status": "passed", "errors": 0, "checked": today, "latest": True}]
 
 
 def test_corpus_files_are_cited_as_c1_c2_in_file_name_order(check):

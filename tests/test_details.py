@@ -142,7 +142,7 @@ def test_init_records_the_run_and_deep_means_three_rounds(run, md_root):
     answer = run("init", "the goal", "--topic", "t", "--deep", "--json").json
     assert answer["options"]["max_rounds"] == 3 and answer["limit"] == 6
     event = web.read_ledger(md_root / "t" / "web" / "_ledger.jsonl")[0]
-    assert (event["command"], event["round"], event["synthesis"], event["goal"]) == ("init", 0, "the-goal-synthesis.md",
+    assert (event["command"], event["round"], event["synthesis"], event["goal"]) == ("init", 0, f"the-goal-{web.now_utc():%Y-%m-%d}-synthesis.md",
                                                                                      "the goal")
     assert run("init", "g", "--topic", "t").out.splitlines()[1] == "  budget: 12 pages in 1 round; round 1: --limit 12"
 
@@ -248,7 +248,7 @@ def test_init_for_a_person_lists_the_budget_paths_and_corpus(run, md_root):
     shown = web.display_path(md_root / "t")
     assert out[0].startswith("run ") and out[0].endswith(" started: why is the sea salty")
     assert out[1:] == ["  budget: 5 pages in up to 2 rounds (--deep); round 1: --limit 3", f"  pages: {shown}/web/",
-                       f"  synthesis: {shown}/why-is-the-sea-salty-synthesis.md",
+                       f"  synthesis: {shown}/why-is-the-sea-salty-{web.now_utc():%Y-%m-%d}-synthesis.md",
                        f"  corpus C1: {shown}/a-log.md", f"  corpus C2: {shown}/b-notes.md"]
 
 

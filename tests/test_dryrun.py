@@ -13,6 +13,7 @@ from conftest import ROOT
 
 GOAL = "find proof the demon hierarchy is real"
 TOPIC = "demonology"
+TODAY = f"{web.now_utc():%Y-%m-%d}"   # a run's synthesis is named by the day it started
 QUERIES = ["demon hierarchy primary sources", "Pseudomonarchia Daemonum Weyer", "demon hierarchy skeptic"]
 
 PAGES = {
@@ -102,7 +103,7 @@ def test_dry_run_end_to_end(run, searx, fire, md_root):
     started = init.json
     assert started["options"] == {"max_sources": 4, "deep": True, "max_rounds": 2, "with_corpus": False}
     assert started["limit"] == 2                                      # round 1 never spends the whole budget
-    assert started["synthesis"].endswith("demonology/find-proof-the-demon-hierarchy-is-real-synthesis.md")
+    assert started["synthesis"].endswith(f"demonology/find-proof-the-demon-hierarchy-is-real-{TODAY}-synthesis.md")
     status = run("status", "--topic", TOPIC, "--json").json
     assert status["round"] == 0 and status["next"].startswith("search round 1")
 
@@ -158,7 +159,7 @@ def test_dry_run_end_to_end(run, searx, fire, md_root):
 
     # the synthesis in the documented format passes cite-check
     numbers = {e["url"]: (e["n"], "web/" + e["path"].rsplit("/", 1)[1]) for e in report["saved"] + second["saved"]}
-    synthesis = md_root / TOPIC / "find-proof-the-demon-hierarchy-is-real-synthesis.md"
+    synthesis = md_root / TOPIC / f"find-proof-the-demon-hierarchy-is-real-{TODAY}-synthesis.md"
     synthesis.write_text(synthesis_text(numbers), encoding="utf-8")
     assert run("status", "--topic", TOPIC, "--json").json["synthesis"]["status"] == "unchecked"
     check = run("cite-check", synthesis, "--json")

@@ -332,7 +332,7 @@ def test_a_commonmark_preview_shows_one_header_field_a_line(tmp_path):
 
 def synthesis_section(md_root):
     text = (md_root / "t" / "web" / "_manifest.md").read_text("utf-8")
-    return text[text.index("## Synthesis"):]
+    return text[text.index("## Syntheses"):]
 
 
 @pytest.mark.parametrize("via", ["hand", "hook"])
@@ -343,7 +343,8 @@ def test_a_cite_check_result_refreshes_the_manifests_synthesis_line(run, fire, m
     manifest = md_root / "t" / "web" / "_manifest.md"
     manifest.write_text(manifest.read_text("utf-8") + "\nmy notes below the block\n", encoding="utf-8")
     assert "- none yet" in synthesis_section(md_root)
-    synthesis = md_root / "t" / "goal-synthesis.md"
+    today = f"{web.now_utc():%Y-%m-%d}"
+    synthesis = md_root / "t" / f"goal-{today}-synthesis.md"   # the run's, as init named it
     synthesis.write_text("# Goal\n\nA claim without a source.\n", encoding="utf-8")
     if via == "hand":
         assert run("cite-check", synthesis).code == web.EXIT_PARTIAL
@@ -351,8 +352,9 @@ def test_a_cite_check_result_refreshes_the_manifests_synthesis_line(run, fire, m
         payload = {"session_id": "s1", "cwd": str(md_root), "tool_input": {"file_path": str(synthesis)}}
         assert run("hook", "post", stdin=json.dumps(payload)).code == 0
     assert synthesis_section(md_root).startswith(
-        f"## Synthesis\n\n- [goal-synthesis.md](../goal-synthesis.md) — fails cite-check: 2 errors "
-        f"({web.now_utc():%Y-%m-%d})\n<!-- web.py:end -->")
+        f"## Syntheses\n\nEach run writes its own; the newest first, the latest of each goal in bold.\n\n"
+        f"- **[goal-{today}-synthesis.md](../goal-{today}-synthesis.md)** (latest) — run 1, {today} · fails "
+        f"cite-check: 2 errors ({today})\n<!-- web.py:end -->")
     assert manifest.read_text("utf-8").endswith("\nmy notes below the block\n")
 
 
@@ -370,14 +372,14 @@ def test_status_knows_gathering_ended_at_the_manifest_and_what_follows(run, sear
     assert run("status", "--topic", "t", "--json").json["next"].startswith("round 1 is done; deep round 2 is open")
     run("manifest", "--topic", "t")
     assert ledger(md_root)[-1]["command"] == "manifest"
-    path = web.display_path(md_root / "t" / "goal-synthesis.md")
+    synthesis = md_root / "t" / f"goal-{web.now_utc():%Y-%m-%d}-synthesis.md"
     assert run("status", "--topic", "t", "--json").json["next"] == (
         f"gathering ended: the manifest ran after the last scrape, so the checkpoint was shown; once the user gives "
-        f"the go-ahead, write the synthesis {path}")
-    (md_root / "t" / "goal-synthesis.md").write_text("# Goal\n", encoding="utf-8")
+        f"the go-ahead, write the synthesis {web.display_path(synthesis)}")
+    synthesis.write_text("# Goal\n", encoding="utf-8")
     assert run("status", "--topic", "t", "--json").json["next"] == (
         "run cite-check on the synthesis (it changed since the last check, or was never checked)")
-    (md_root / "t" / "goal-synthesis.md").unlink()
+    synthesis.unlink()
     run("search", "q2", "--topic", "t")                 # gathering goes on: round 2 is open again
     assert run("status", "--topic", "t", "--json").json["next"].startswith("rank round 2's hits")
 
