@@ -2366,10 +2366,13 @@ READER = "page-reader"     # the subagent (.claude/agents/page-reader.md) that r
 READER_CHARS = 4000        # pages over this many characters go to a reader: the main conversation reads notes
 LOOKUP_LINES = 120         # a Read of a long page in the main conversation: at most this many lines (a look-up)
 NOTES_DIR = "notes"        # md/<topic>/web/notes/<page file name>: one note a page
-# `- L12: "…"` or `- L12–15: "…" — what it is`: the passage runs to the last quote mark of its line, so the
-# page's own quotation marks (a link title, a quoted word) stay inside it.
-PASSAGE = re.compile(r"(?m)^[ \t]*(?:[-*][ \t]+)?L(\d+)(?:[ \t]*[–-][ \t]*L?(\d+))?:[ \t]*[\"“](.*)[\"”]"
-                     r"(?=[ \t]*$|[ \t]+[—–(-])")
+# `- L12: "…"` or `- L12–15: "…" — what it is`: the passage is the line's first quotation. It ends at the first
+# quote mark followed by the line's end or a description's ` — `, ` – `, ` - ` or ` (` that leaves the double
+# quote marks inside it paired: the page's own (a link title, a quoted word) stay inside, and a description may
+# quote words. Without such a mark it ends at the last candidate, so no passage loses its tail unchecked.
+PASSAGE = re.compile(r"(?m)^[ \t]*(?:[-*][ \t]+)?L(\d+)(?:[ \t]*[–-][ \t]*L?(\d+))?:[ \t]*[\"“](.*)$")
+PASSAGE_END = re.compile(r"[\"”](?=[ \t]*$|[ \t]+[—–(-])")
+DOUBLE_QUOTES = "\"“”„"
 SAVED_PAGE_PATH = re.compile(r"(?:[^\s\"'`()<>\[\]]*/)?md/[^\s\"'`()<>\[\]]+/web/[^\s\"'`()<>\[\]/]+\.md")
 
 
@@ -2380,7 +2383,17 @@ def note_path(page):
 
 def note_passages(note):
     """[(first line, last line, text)] of the verbatim passages a note cites as L12: "…" or L12–15: "…"."""
-    return [(int(a), int(b or a), text) for a, b, text in PASSAGE.findall(note)]
+    found = ((a, b, passage_text(rest)) for a, b, rest in PASSAGE.findall(note))
+    return [(int(a), int(b or a), text) for a, b, text in found if text is not None]
+
+
+def passage_text(rest):
+    """The passage that opens `rest` (a line after its opening quote mark), None without a closing one."""
+    ends = [m.start() for m in PASSAGE_END.finditer(rest)]
+    if not ends:
+        return None
+    paired = [end for end in ends if sum(map(rest[:end].count, DOUBLE_QUOTES)) % 2 == 0]
+    return rest[:paired[0]] if paired else rest[:ends[-1]]
 
 
 def passage_problems(passages, lines, slack=1):

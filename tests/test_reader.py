@@ -176,6 +176,29 @@ def test_a_notes_passages_are_read_with_their_lines_and_the_pages_own_quote_mark
                                        (40, 40, "29%")]
 
 
+@pytest.mark.parametrize("line, text", [
+    ('- L40: "3.11" — added in version "3.11"', "3.11"),                     # a description that quotes words
+    ('- L40: "3.11" (the "asyncio" docs)', "3.11"),
+    ('- L40: "3.11" - see "3.12"', "3.11"),
+    ('- L5: "Tasks[¶](https://d.example/t#tasks "Permalink to this heading") run" — a "link"',
+     'Tasks[¶](https://d.example/t#tasks "Permalink to this heading") run'),  # a link title's quotes stay inside
+    ('- L5: "He said "stop" — twice." — a quote, then "a dash"', 'He said "stop" — twice.'),
+    ('- L7: “a “quoted” word” — the “term”', "a “quoted” word"),              # curly quotes
+    ('- L7: "called „Aufgaben“ here" — the German “word”', "called „Aufgaben“ here"),
+    ('- L9: "a 12" pipe" — the "size"', 'a 12" pipe" — the "size'),           # unpaired: up to the last candidate
+])
+def test_a_passage_is_the_first_quotation_of_its_line_with_the_pages_own_quote_marks(line, text):
+    assert [passage[2] for passage in web.note_passages(line + "\n")] == [text]
+
+
+def test_a_misquote_after_the_pages_own_quote_and_a_dash_is_still_caught():
+    lines = ['He said "stop" — twice, and left.']
+    for line, ok in (('- L1: "He said "stop" — twice, and left." — the "stop"', True),
+                     ('- L1: "He said "stop" — never, and left." — the "stop"', False),
+                     ('- L1: "He said "go" — twice" — the "stop"', False)):
+        assert (web.passage_problems(web.note_passages(line), lines) == []) is ok, line
+
+
 PAGE_LINES = ["> source: x", "", "The reef recovered within two",   # a sentence Firecrawl broke after a link
               "seasons, [the survey](https://x.example/s) found.", "", "Other text here.", "",
               "See https://x.example/data/7 for the data."]
