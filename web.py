@@ -2404,7 +2404,8 @@ def passage_problems(passages, lines, slack=1):
         if last < first or first < 1 or first > len(lines):
             problems.append((first, last, text))
             continue
-        window = "\n".join(lines[max(0, first - 1 - slack):last + slack])
+        window = "\n".join(line[:-1] if line.endswith("\\") else line   # a hard line break's backslash is markup
+                           for line in lines[max(0, first - 1 - slack):last + slack])
         if not quote_found(text, fold_text(window)) and not quote_found(text, loose_fold(window), loose_fold):
             problems.append((first, last, text))
     return problems

@@ -217,6 +217,16 @@ def test_passages_are_checked_at_the_lines_they_name(passage, ok):
     assert (web.passage_problems([passage], PAGE_LINES) == []) is ok
 
 
+@pytest.mark.parametrize("text, ok", [
+    ("re.match() checks for a match only at the beginning", True),   # over a hard line break, the link as text
+    ("re.match() checks for a match only at the end", False),
+])
+def test_a_passage_over_lines_that_end_in_a_hard_line_break_is_found(text, ok):
+    lines = ['*   [`re.match()`](https://d.example/re#re.match "re.match")\\',
+             "     checks for a match only at the beginning of the string\\"]
+    assert (web.passage_problems([(1, 2, text)], lines) == []) is ok
+
+
 # --- the hooks: a reader's launch, its note, the main conversation's reads ------------------------
 
 @pytest.fixture
