@@ -2465,6 +2465,21 @@ def page_size(path):
     return count_words(body), char_count(body)
 
 
+def unfenced(answer):
+    """A reader's answer without a code fence around the whole of it (it is shown its shape in one); an answer
+    whose first fence closes before its last line, or never, is kept as it is."""
+    lines = answer.strip().split("\n")
+    opener = FENCE.match(lines[0])
+    if not opener:
+        return answer
+    fence = opener.group(2)
+    for i, line in enumerate(lines[1:], 1):
+        fence = _fence_after(fence, line)
+        if fence is None:
+            return "\n".join(lines[1:-1]) if i == len(lines) - 1 else answer
+    return answer
+
+
 def save_note(page, note, session):
     """Check a reader's note against its page and save it under web/notes/; the ledger records it.
     Returns the passages that are not verbatim at their lines."""
@@ -4432,7 +4447,7 @@ def long_page_read(tool_input, cwd, cfg):
 def reader_done(payload, cfg):
     """PostToolUse after a page-reader: save its answer as the page's note; block when passages it
     quotes are not verbatim at the lines it names, so that none is quoted from the note."""
-    tool_input, note = tool_input_of(payload), agent_answer(payload)
+    tool_input, note = tool_input_of(payload), unfenced(agent_answer(payload))
     if tool_input.get("subagent_type") != READER:
         return None
     page, _ = reader_page(tool_input.get("prompt"), str(payload.get("cwd") or os.getcwd()), cfg)

@@ -227,6 +227,18 @@ def test_a_passage_over_lines_that_end_in_a_hard_line_break_is_found(text, ok):
     assert (web.passage_problems([(1, 2, text)], lines) == []) is ok
 
 
+@pytest.mark.parametrize("answer, note", [
+    ('```\nPassages:\n- L3: "x"\n```', 'Passages:\n- L3: "x"'),
+    ('```text\nPassages:\n- L3: "x"\n```\n', 'Passages:\n- L3: "x"'),              # an info string
+    ('~~~markdown\nPassages:\n- L3: "x"\n~~~', 'Passages:\n- L3: "x"'),           # a tilde fence
+    ('````\nPassages:\n```\ncode\n```\n- L3: "x"\n````', 'Passages:\n```\ncode\n```\n- L3: "x"'),  # inner fences kept
+    ('```\ncode\n```\nPassages:\n```\nmore\n```', None),   # the first fence closes before the end: no wrapper
+    ('Passages:\n```\ncode\n```', None), ('```\nPassages: never closed', None), ('~~~\nPassages:\n```', None),
+])
+def test_a_readers_answer_is_unwrapped_only_from_a_fence_around_the_whole_of_it(answer, note):
+    assert web.unfenced(answer) == (answer if note is None else note)
+
+
 # --- the hooks: a reader's launch, its note, the main conversation's reads ------------------------
 
 @pytest.fixture
@@ -353,9 +365,16 @@ def test_a_note_with_passages_not_at_their_lines_is_saved_and_the_model_is_told(
     assert "> checked: 2 of 3 passages verbatim at their lines; not found: L90" in note
 
 
+def test_a_fenced_answer_is_saved_and_checked_without_its_fence(run, topic):
+    assert hook(run, "post", reader_answer(topic.parent.parent, "```text\n" + GOOD_NOTE + "```\n")) == (None, "")
+    note = (topic / "web" / "notes" / "docs-example-long.md").read_text(encoding="utf-8")
+    assert "> checked: 2 of 2 passages verbatim at their lines  " in note and note.endswith("\n\n" + GOOD_NOTE)
+    assert web.read_ledger(topic / "web" / "_ledger.jsonl")[-1]["chars"] == len(GOOD_NOTE.strip())
+
+
 def test_a_reader_whose_answer_is_empty_or_whose_page_is_gone_saves_nothing(run, topic):
     cwd = topic.parent.parent
-    assert hook(run, "post", reader_answer(cwd, "  ")) == (None, "")
+    assert hook(run, "post", reader_answer(cwd, "  ")) == hook(run, "post", reader_answer(cwd, "```\n```")) == (None, "")
     assert hook(run, "post", reader_answer(cwd, GOOD_NOTE, page="md/py/web/gone.md")) == (None, "")
     assert not (topic / "web" / "notes").exists()
 
