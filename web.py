@@ -2369,7 +2369,8 @@ NOTES_DIR = "notes"        # md/<topic>/web/notes/<page file name>: one note a p
 # `- L12: "…"` or `- L12–15: "…" — what it is`: the passage is the line's first quotation. It ends at the first
 # quote mark followed by the line's end or a description's ` — `, ` – `, ` - ` or ` (` that leaves the double
 # quote marks inside it paired: the page's own (a link title, a quoted word) stay inside, and a description may
-# quote words. Without such a mark it ends at the last candidate, so no passage loses its tail unchecked.
+# quote words. When none does (the page's own quote is unpaired) it ends at the last such mark: a passage is
+# never cut to a prefix that might be found while its tail is not.
 PASSAGE = re.compile(r"(?m)^[ \t]*(?:[-*][ \t]+)?L(\d+)(?:[ \t]*[–-][ \t]*L?(\d+))?:[ \t]*[\"“](.*)$")
 PASSAGE_END = re.compile(r"[\"”](?=[ \t]*$|[ \t]+[—–(-])")
 DOUBLE_QUOTES = "\"“”„"
@@ -2466,8 +2467,8 @@ def page_size(path):
 
 
 def unfenced(answer):
-    """A reader's answer without a code fence around the whole of it (it is shown its shape in one); an answer
-    whose first fence closes before its last line, or never, is kept as it is."""
+    """A reader's answer without a code fence around the whole of it (readers see their answer's shape in one);
+    an answer whose first fence closes before its last line, or never, is kept as it is."""
     lines = answer.strip().split("\n")
     opener = FENCE.match(lines[0])
     if not opener:
