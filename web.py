@@ -2668,10 +2668,14 @@ READER = "page-reader"     # the subagent (.claude/agents/page-reader.md) that r
 READER_CHARS = 4000        # pages over this many characters go to a reader: the main conversation reads notes
 LOOKUP_LINES = 120         # a Read of a long page in the main conversation: at most this many lines (a look-up)
 NOTES_DIR = "notes"        # md/<topic>/web/notes/<page file name>: one note a page
-# `- L12: "…"` or `- L12–15: "…" — what it is`: the passage runs to the last quote mark of its line, so the
-# page's own quotation marks (a link title, a quoted word) stay inside it.
-PASSAGE = re.compile(r"(?m)^[ \t]*(?:[-*][ \t]+)?L(\d+)(?:[ \t]*[–-][ \t]*L?(\d+))?:[ \t]*[\"“](.*)[\"”]"
-                     r"(?=[ \t]*$|[ \t]+[—–(-])")
+# `- L12: "…"` or `- L12–15: "…" — what it is`: the passage is the line's first quotation. It ends at the first
+# quote mark followed by the line's end or a description's ` — `, ` – `, ` - ` or ` (` that leaves the double
+# quote marks inside it paired: the page's own (a link title, a quoted word) stay inside, and a description may
+# quote words. When none does (the page's own quote is unpaired) it ends at the last such mark: a passage is
+# never cut to a prefix that might be found while its tail is not.
+PASSAGE = re.compile(r"(?m)^[ \t]*(?:[-*][ \t]+)?L(\d+)(?:[ \t]*[–-][ \t]*L?(\d+))?:[ \t]*[\"“](.*)$")
+PASSAGE_END = re.compile(r"[\"”](?=[ \t]*$|[ \t]+[—–(-])")
+DOUBLE_QUOTES = "\"“”„"
 SAVED_PAGE_PATH = re.compile(r"(?:[^\s\"'`()<>\[\]]*/)?md/[^\s\"'`()<>\[\]]+/web/[^\s\"'`()<>\[\]/]+\.md")
 
 
@@ -2682,7 +2686,17 @@ def note_path(page):
 
 def note_passages(note):
     """[(first line, last line, text)] of the verbatim passages a note cites as L12: "…" or L12–15: "…"."""
-    return [(int(a), int(b or a), text) for a, b, text in PASSAGE.findall(note)]
+    found = ((a, b, passage_text(rest)) for a, b, rest in PASSAGE.findall(note))
+    return [(int(a), int(b or a), text) for a, b, text in found if text is not None]
+
+
+def passage_text(rest):
+    """The passage that opens `rest` (a line after its opening quote mark), None without a closing one."""
+    ends = [m.start() for m in PASSAGE_END.finditer(rest)]
+    if not ends:
+        return None
+    paired = [end for end in ends if sum(map(rest[:end].count, DOUBLE_QUOTES)) % 2 == 0]
+    return rest[:paired[0]] if paired else rest[:ends[-1]]
 
 
 def passage_problems(passages, lines, slack=1):
@@ -2693,7 +2707,8 @@ def passage_problems(passages, lines, slack=1):
         if last < first or first < 1 or first > len(lines):
             problems.append((first, last, text))
             continue
-        window = "\n".join(lines[max(0, first - 1 - slack):last + slack])
+        window = "\n".join(line[:-1] if line.endswith("\\") else line   # a hard line break's backslash is markup
+                           for line in lines[max(0, first - 1 - slack):last + slack])
         if not quote_found(text, fold_text(window)) and not quote_found(text, loose_fold(window), loose_fold):
             problems.append((first, last, text))
     return problems
@@ -2751,6 +2766,21 @@ def page_size(path):
         raw = handle.read()
     body = raw[header_of(raw)[1]:]
     return count_words(body), char_count(body)
+
+
+def unfenced(answer):
+    """A reader's answer without a code fence around the whole of it (readers see their answer's shape in one);
+    an answer whose first fence closes before its last line, or never, is kept as it is."""
+    lines = answer.strip().split("\n")
+    opener = FENCE.match(lines[0])
+    if not opener:
+        return answer
+    fence = opener.group(2)
+    for i, line in enumerate(lines[1:], 1):
+        fence = _fence_after(fence, line)
+        if fence is None:
+            return "\n".join(lines[1:-1]) if i == len(lines) - 1 else answer
+    return answer
 
 
 def save_note(page, note, session):
@@ -4904,7 +4934,7 @@ def long_page_read(tool_input, cwd, cfg):
 def reader_done(payload, cfg):
     """PostToolUse after a page-reader: save its answer as the page's note; block when passages it
     quotes are not verbatim at the lines it names, so that none is quoted from the note."""
-    tool_input, note = tool_input_of(payload), agent_answer(payload)
+    tool_input, note = tool_input_of(payload), unfenced(agent_answer(payload))
     if tool_input.get("subagent_type") != READER:
         return None
     page, _ = reader_page(tool_input.get("prompt"), str(payload.get("cwd") or os.getcwd()), cfg)

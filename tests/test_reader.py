@@ -176,6 +176,29 @@ def test_a_notes_passages_are_read_with_their_lines_and_the_pages_own_quote_mark
                                        (40, 40, "29%")]
 
 
+@pytest.mark.parametrize("line, text", [
+    ('- L40: "3.11" — added in version "3.11"', "3.11"),                     # a description that quotes words
+    ('- L40: "3.11" (the "asyncio" docs)', "3.11"),
+    ('- L40: "3.11" - see "3.12"', "3.11"),
+    ('- L5: "Tasks[¶](https://d.example/t#tasks "Permalink to this heading") run" — a "link"',
+     'Tasks[¶](https://d.example/t#tasks "Permalink to this heading") run'),  # a link title's quotes stay inside
+    ('- L5: "He said "stop" — twice." — a quote, then "a dash"', 'He said "stop" — twice.'),
+    ('- L7: “a “quoted” word” — the “term”', "a “quoted” word"),              # curly quotes
+    ('- L7: "called „Aufgaben“ here" — the German “word”', "called „Aufgaben“ here"),
+    ('- L9: "a 12" pipe" — the "size"', 'a 12" pipe" — the "size'),           # unpaired: up to the last candidate
+])
+def test_a_passage_is_the_first_quotation_of_its_line_with_the_pages_own_quote_marks(line, text):
+    assert [passage[2] for passage in web.note_passages(line + "\n")] == [text]
+
+
+def test_a_misquote_after_the_pages_own_quote_and_a_dash_is_still_caught():
+    lines = ['He said "stop" — twice, and left.']
+    for line, ok in (('- L1: "He said "stop" — twice, and left." — the "stop"', True),
+                     ('- L1: "He said "stop" — never, and left." — the "stop"', False),
+                     ('- L1: "He said "go" — twice" — the "stop"', False)):
+        assert (web.passage_problems(web.note_passages(line), lines) == []) is ok, line
+
+
 PAGE_LINES = ["> source: x", "", "The reef recovered within two",   # a sentence Firecrawl broke after a link
               "seasons, [the survey](https://x.example/s) found.", "", "Other text here.", "",
               "See https://x.example/data/7 for the data."]
@@ -192,6 +215,28 @@ PAGE_LINES = ["> source: x", "", "The reef recovered within two",   # a sentence
 ])
 def test_passages_are_checked_at_the_lines_they_name(passage, ok):
     assert (web.passage_problems([passage], PAGE_LINES) == []) is ok
+
+
+@pytest.mark.parametrize("text, ok", [
+    ("re.match() checks for a match only at the beginning", True),   # over a hard line break, the link as text
+    ("re.match() checks for a match only at the end", False),
+])
+def test_a_passage_over_lines_that_end_in_a_hard_line_break_is_found(text, ok):
+    lines = ['*   [`re.match()`](https://d.example/re#re.match "re.match")\\',
+             "     checks for a match only at the beginning of the string\\"]
+    assert (web.passage_problems([(1, 2, text)], lines) == []) is ok
+
+
+@pytest.mark.parametrize("answer, note", [
+    ('```\nPassages:\n- L3: "x"\n```', 'Passages:\n- L3: "x"'),
+    ('```text\nPassages:\n- L3: "x"\n```\n', 'Passages:\n- L3: "x"'),              # an info string
+    ('~~~markdown\nPassages:\n- L3: "x"\n~~~', 'Passages:\n- L3: "x"'),           # a tilde fence
+    ('````\nPassages:\n```\ncode\n```\n- L3: "x"\n````', 'Passages:\n```\ncode\n```\n- L3: "x"'),  # inner fences kept
+    ('```\ncode\n```\nPassages:\n```\nmore\n```', None),   # the first fence closes before the end: no wrapper
+    ('Passages:\n```\ncode\n```', None), ('```\nPassages: never closed', None), ('~~~\nPassages:\n```', None),
+])
+def test_a_readers_answer_is_unwrapped_only_from_a_fence_around_the_whole_of_it(answer, note):
+    assert web.unfenced(answer) == (answer if note is None else note)
 
 
 # --- the hooks: a reader's launch, its note, the main conversation's reads ------------------------
@@ -320,9 +365,16 @@ def test_a_note_with_passages_not_at_their_lines_is_saved_and_the_model_is_told(
     assert "> checked: 2 of 3 passages verbatim at their lines; not found: L90" in note
 
 
+def test_a_fenced_answer_is_saved_and_checked_without_its_fence(run, topic):
+    assert hook(run, "post", reader_answer(topic.parent.parent, "```text\n" + GOOD_NOTE + "```\n")) == (None, "")
+    note = (topic / "web" / "notes" / "docs-example-long.md").read_text(encoding="utf-8")
+    assert "> checked: 2 of 2 passages verbatim at their lines  " in note and note.endswith("\n\n" + GOOD_NOTE)
+    assert web.read_ledger(topic / "web" / "_ledger.jsonl")[-1]["chars"] == len(GOOD_NOTE.strip())
+
+
 def test_a_reader_whose_answer_is_empty_or_whose_page_is_gone_saves_nothing(run, topic):
     cwd = topic.parent.parent
-    assert hook(run, "post", reader_answer(cwd, "  ")) == (None, "")
+    assert hook(run, "post", reader_answer(cwd, "  ")) == hook(run, "post", reader_answer(cwd, "```\n```")) == (None, "")
     assert hook(run, "post", reader_answer(cwd, GOOD_NOTE, page="md/py/web/gone.md")) == (None, "")
     assert not (topic / "web" / "notes").exists()
 
