@@ -4888,7 +4888,8 @@ def deny(reason):
 
 def hook_pre(payload, cfg):
     """PreToolUse: a page-reader runs in the foreground on one saved page and gets its outline; the
-    main conversation never reads a long saved page whole."""
+    main conversation never reads a long saved page whole; no Write or Edit replaces what web.py or an
+    earlier run wrote."""
     tool_input, cwd = tool_input_of(payload), str(payload.get("cwd") or os.getcwd())
     if payload.get("tool_name") == "Agent" and tool_input.get("subagent_type") == READER:
         return reader_launch(tool_input, cwd, cfg)
@@ -4896,6 +4897,8 @@ def hook_pre(payload, cfg):
         return auditor_launch(tool_input, cwd, cfg)
     if payload.get("tool_name") == "Read" and not payload.get("agent_type"):
         return long_page_read(tool_input, cwd, cfg)
+    if payload.get("tool_name") in ("Write", "Edit"):
+        return kept_write(payload, cwd, cfg)
     return None
 
 
@@ -4906,6 +4909,9 @@ def reader_launch(tool_input, cwd, cfg):
     page, problem = reader_page(tool_input.get("prompt"), cwd, cfg)
     if problem:
         return deny(f"{READER}: {problem}")
+    if os.path.isfile(note_path(page)):
+        return deny(f"{display_path(page)} has a reader's note already, {display_path(note_path(page))}: read it "
+                    f"(a note belongs to this version of the page and is kept)")
     return with_prompt(tool_input, "The page's outline (web.py outline):",
                        render_outline(display_path(page), page_outline(page)))
 
@@ -4929,6 +4935,71 @@ def long_page_read(tool_input, cwd, cfg):
         f'launch {READER} on it (Agent, "run_in_background": false)'
     return deny(f"{shown} is a long page ({words:,} words): not read whole in the main conversation — {have}. "
                 f"To look up lines a note names, Read it with offset and a limit of at most {LOOKUP_LINES}.")
+
+
+def kept_write(payload, cwd, cfg):
+    """Refuse a Write or Edit (of the main conversation or a subagent) that would replace what web.py or
+    an earlier run wrote under the md root: saved pages, notes, the ledger and manifest, audits, another
+    run's synthesis or picks, earlier runs' sections of _notes.md."""
+    tool_input = tool_input_of(payload)
+    path = tool_input.get("file_path")
+    if not isinstance(path, str):
+        return None
+    path = os.path.realpath(os.path.join(cwd, path))
+    root = os.path.realpath(cfg.md_root)
+    if os.path.commonpath([path, root]) != root or not os.path.lexists(path):
+        return None
+    folder, name = os.path.dirname(path), os.path.basename(path)
+    web_dir = folder if os.path.basename(folder) == "web" else \
+        os.path.dirname(folder) if os.path.basename(folder) == NOTES_DIR else os.path.join(folder, "web")
+    events = read_ledger(os.path.join(web_dir, "_ledger.jsonl"))
+    problem = kept_file_problem(path, name, web_dir, events) or (
+        notes_problem(path, payload, events) if name == "_notes.md" and folder == web_dir else None)
+    return deny(problem) if problem else None
+
+
+def kept_file_problem(path, name, web_dir, events):
+    """Why a file under a topic is not Claude's to replace, or None."""
+    shown, folder = display_path(path), os.path.dirname(path)
+    if os.path.basename(folder) == NOTES_DIR:
+        return f"{shown} is a page-reader's note, saved by web.py from the reader's answer: it is kept as it was"
+    if folder == web_dir and name in ("_ledger.jsonl", "_manifest.md"):
+        return f"{shown} is web.py's record and only web.py writes it: your notes go in {display_path(web_dir)}/_notes.md"
+    if folder == web_dir and name.endswith(".md") and not name.startswith(("_", ".")):
+        return (f"{shown} is a saved page: it stays as it was fetched, because quotes are checked against it; to "
+                f"fetch it again, scrape it with --force (a changed page is saved as its next version)")
+    facts = run_facts(events)
+    if folder == web_dir and name.startswith("_picks-") and facts and name != facts["picks"]:
+        return (f"{shown} holds another round's picks and is kept: write this round's to "
+                f"{display_path(os.path.join(web_dir, facts['picks']))}")
+    if name.endswith(("-audit.md", "-evidence.md")):
+        return f"{shown} is written by web.py (the citation-auditor's answer, or cite-check --table)"
+    owner = next((i for i, e in enumerate((e for e in events if e.get("command") == "init"), 1)
+                  if e.get("synthesis") == name), None)
+    if name.endswith("-synthesis.md") and owner and facts and owner != facts["index"]:
+        mine = display_path(os.path.join(folder, facts["synthesis"]))
+        return f"{shown} is run {owner}'s synthesis and is kept as it was: this run writes {mine}"
+    return None
+
+
+def notes_problem(path, payload, events):
+    """Why a Write or Edit of _notes.md would change what earlier runs wrote there, or None: the text
+    before this run's `## Run <id>` section (all of it, before that section exists) stays."""
+    tool_input = tool_input_of(payload)
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        old = handle.read()
+    if payload.get("tool_name") == "Write":
+        new = str(tool_input.get("content") or "")
+    else:
+        count = -1 if tool_input.get("replace_all") else 1
+        new = old.replace(str(tool_input.get("old_string") or ""), str(tool_input.get("new_string") or ""), count)
+    run = current_run(events)[0]
+    heading = re.search(rf"(?m)^## Run {re.escape(run)}\b", old) if run else None
+    kept = (old[:heading.start()] if heading else old).rstrip()
+    if new.startswith(kept):
+        return None
+    return (f"{display_path(path)} holds earlier runs' notes: keep them as they are and add this run's section "
+            f"(## Run {run or '<run id>'}: <goal>) at the end with Edit")
 
 
 def reader_done(payload, cfg):
@@ -5102,6 +5173,10 @@ def auditor_launch(tool_input, cwd, cfg):
     path = prompt_synthesis(tool_input.get("prompt"), cwd, cfg)
     if path is None:
         return deny(f"{AUDITOR}: name the one synthesis to audit in the prompt (md/<topic>/<goal-slug>-synthesis.md)")
+    facts = run_facts(read_ledger(os.path.join(os.path.dirname(path), "web", "_ledger.jsonl")))
+    if os.path.isfile(audit_path(path)) and facts and os.path.basename(path) != facts["synthesis"]:
+        return deny(f"{display_path(path)} is an earlier run's synthesis and its audit, "
+                    f"{display_path(audit_path(path))}, is kept as it was: audit this run's synthesis")
     result = cite_check(path)
     if result.errors:
         return deny(f"{display_path(path)} fails cite-check ({counted(len(result.errors), 'error')}): fix them and "

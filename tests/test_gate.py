@@ -80,7 +80,7 @@ def test_settings_declare_every_hook_as_one_plain_command():
     assert settings_hook("Stop") == 'python3 "$CLAUDE_PROJECT_DIR"/web.py hook stop'
     with open(os.path.join(ROOT, ".claude", "settings.json"), encoding="utf-8") as handle:
         hooks = json.load(handle)["hooks"]
-    assert hooks["PreToolUse"][0]["matcher"] == "Agent|Read"   # a reader's launch and the main conversation's reads
+    assert hooks["PreToolUse"][0]["matcher"] == "Agent|Read|Write|Edit"   # launches, reads, and what a run may write
     assert hooks["PostToolUse"][0]["matcher"] == "Write|Edit|Agent"   # a synthesis written, a reader's note back
 
 
