@@ -2,14 +2,17 @@
 
 They answer with the bodies captured from the real servers (tests/fixtures/) and can
 inject latency and faults. Used by the test suite and by tests/bench.py; run as a script
-(`python3 tests/standins.py`) they serve README's tide-pools box.
+(`python3 tests/standins.py -h`) they serve README's tide-pools box.
 """
 
+import argparse
 import copy
+import errno
 import gzip
 import json
 import os
 import re
+import signal
 import socket
 import struct
 import sys
@@ -136,15 +139,15 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 class StandIn:
-    """A threaded HTTP server on 127.0.0.1:<ephemeral> with a queue of scripted faults."""
+    """A threaded HTTP server on 127.0.0.1:<port> (0: a free one) with a queue of scripted faults."""
 
-    def __init__(self):
+    def __init__(self, port=0):
         self.lock = threading.Lock()
         self.requests = []
         self.in_flight = self.max_in_flight = 0
         self.faults = deque()
         self.gate = None
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        self.server = ThreadingHTTPServer(("127.0.0.1", port), _Handler)
         self.server.daemon_threads = True
         self.server.standin = self
         self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
@@ -192,8 +195,8 @@ class SearxngStandIn(StandIn):
     A query nobody set gets the findable pages that hold all its words (none: no results), except
     the captured query, which gets its captured answer."""
 
-    def __init__(self):
-        super().__init__()
+    def __init__(self, port=0):
+        super().__init__(port)
         self.results = {}      # query -> list of pages (each a list of result rows)
         self.findable = {}     # url -> (title, markdown): what an unset query can find
         self.unresponsive = {}  # query -> [[engine, message], ...]
@@ -337,8 +340,8 @@ class FirecrawlStandIn(StandIn):
     """POST /v1/scrape like self-hosted Firecrawl (Aug 2025): strict schema, verdicts as captured;
     a URL nobody set is a page its site does not have (404)."""
 
-    def __init__(self):
-        super().__init__()
+    def __init__(self, port=0):
+        super().__init__(port)
         self.pages = {}   # url -> Reply or a Firecrawl answer dict
         self.delay = 0.0
         self.require_key = None
@@ -495,18 +498,63 @@ def field_guide():
     return "\n".join(lines) + "\n"
 
 
-def main():
-    """Serve both stand-ins in the foreground until Ctrl-C: README's tide-pools box, for trying
-    web.py without a box."""
-    searx, fire = SearxngStandIn(), FirecrawlStandIn()
+def port_number(text):
+    if not text.isdigit() or int(text) > 65535:
+        raise argparse.ArgumentTypeError(f"not a port (0 to 65535): {text!r}")
+    return int(text)
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(
+        prog="standins.py", description="Serve README's tide-pools box on 127.0.0.1: a SearXNG and a Firecrawl "
+        "stand-in built from captures of the real servers. Prints the line to export, then serves until Ctrl-C "
+        "(SIGINT) or SIGTERM.")
+    for option, name in (("--searxng-port", "SearXNG"), ("--firecrawl-port", "Firecrawl")):
+        parser.add_argument(option, type=port_number, default=0, metavar="PORT",
+                            help=f"the {name} stand-in's port (default 0: a free one)")
+    return parser
+
+
+def serve_box(searx_port, fire_port):
+    """Both stand-ins with the demo box, or the one-line reason a port cannot be had."""
+    try:
+        searx = SearxngStandIn(searx_port)
+    except OSError as err:
+        return None, port_problem(searx_port, err)
+    try:
+        fire = FirecrawlStandIn(fire_port)
+    except OSError as err:
+        searx.close()
+        return None, port_problem(fire_port, err)
     demo_box(searx, fire)
+    return (searx, fire), None
+
+
+def port_problem(port, err):
+    why = "it is busy" if err.errno == errno.EADDRINUSE else err.strerror
+    return f"standins.py: cannot serve on 127.0.0.1:{port}: {why} — choose another port, or 0 for a free one"
+
+
+def main(argv=None):
+    """Serve both stand-ins in the foreground until SIGINT or SIGTERM: README's tide-pools box, for
+    trying web.py without a box. Stopping is the normal end: exit 0 for either signal."""
+    args = build_parser().parse_args(argv)
+    stop = threading.Event()
+    # set both explicitly: a shell script's `&` starts us with SIGINT ignored
+    for number in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(number, lambda *_: stop.set())
+    servers, problem = serve_box(args.searxng_port, args.firecrawl_port)
+    if problem:
+        print(problem, file=sys.stderr)
+        return 2
+    searx, fire = servers
     print(f"export WEBTOOLS_HOST=127.0.0.1 SEARXNG_URL={searx.url} FIRECRAWL_URL={fire.url}", flush=True)
     print("serving until Ctrl-C; run the export line above in another terminal", file=sys.stderr, flush=True)
-    try:
-        threading.Event().wait()
-    except KeyboardInterrupt:
-        pass
+    stop.wait()
+    searx.close()
+    fire.close()
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
