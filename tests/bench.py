@@ -73,8 +73,10 @@ def budgeted_scrape(env, fire, quick):
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         picks = os.path.join(tmp, "picks.json")
+        urls = [f"https://budget.example/a{i}" for i in range(12)]
+        fire.set_articles(*urls)
         with open(picks, "w", encoding="utf-8") as handle:
-            json.dump([{"url": f"https://budget.example/a{i}"} for i in range(12)], handle)
+            json.dump([{"url": u} for u in urls], handle)
         wall, out = run_web(env, "scrape", "--topic", topic(env, "bench-a"), "--from", picks, "--workers", "4",
                             "--limit", "12", "--json")
         saved = len(json.loads(out)["saved"])
@@ -82,6 +84,7 @@ def budgeted_scrape(env, fire, quick):
         rows.append((f"budgeted scrape, 12 candidates, {latency:g} s/page, W=4, --limit 12", wall / limit, "<= 1.10",
                      wall / limit <= 1.10 and saved == 12, f"{wall:.3f} s vs 3 x {latency:g} s; {saved} saved"))
         urls = [f"https://budget.example/b{i}" for i in range(15)]
+        fire.set_articles(*urls)
         for url in urls[0:6:2]:
             fire.set_page(url, captured_reply("notfound.json"))   # answers at once: a failed target
         with open(picks, "w", encoding="utf-8") as handle:
@@ -518,6 +521,7 @@ def straggler_run(env, fire, web, label, hang):
         picks = os.path.join(tmp, "picks.json")
         for case, delay in (("fast", 0), ("slow", hang)):
             urls = [f"https://{label}-{case}.example/{i}" for i in range(5)]
+            fire.set_articles(*urls)
             if delay:
                 fire.set_page(urls[0], Reply(200, page_body(urls[0], "x " * 300), delay=delay))
             with open(picks, "w", encoding="utf-8") as handle:

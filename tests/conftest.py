@@ -20,7 +20,7 @@ _guard_module = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_guard_module)  # the guard, installed for this process too
 sys.modules["sitecustomize_guard"] = _guard_module
 import web  # noqa: E402
-from standins import FirecrawlStandIn, SearxngStandIn  # noqa: E402
+from standins import FirecrawlStandIn, SearxngStandIn, fixture  # noqa: E402
 
 PROXY_VARS = ("http_proxy", "https_proxy", "all_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY",
               "NO_PROXY")
@@ -62,6 +62,14 @@ def searx(monkeypatch):
 @pytest.fixture
 def fire(monkeypatch):
     yield from _serve(monkeypatch, FirecrawlStandIn, "FIRECRAWL_URL")
+
+
+@pytest.fixture
+def doctor_box(searx, fire):
+    """Stand-ins that answer doctor's two probes: its query gets the captured hits, its test page an article."""
+    searx.set_results("searxng", fixture("searxng", "normal.json")["results"])
+    fire.set_articles("https://example.com")
+    return searx, fire
 
 
 @pytest.fixture

@@ -6,8 +6,10 @@ stand-ins' tide-pools box, run in a temporary copy of the project.
     python3 tests/docs.py --write   rewrite README's generated blocks
 
 A block follows a marker: `<!-- example: NAME -->` then a fenced block (a command and its output,
-or a file), `<!-- table: NAME -->` then a markdown table. Only what truly varies between runs is
-normalised when checking: ports, dates, run ids, hashes of dated files, timings.
+or a file), `<!-- table: NAME -->` then a markdown table. The session starts the stand-ins as README
+does (`python3 tests/standins.py`, free ports) and shows their ports as one fixed pair throughout
+(SHOWN_PORTS). Only what truly varies between runs is normalised when checking: dates, run ids,
+hashes of dated files, timings.
 """
 
 import difflib
@@ -19,6 +21,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from urllib.parse import urlsplit
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(TESTS)
@@ -26,7 +29,6 @@ README = os.path.join(ROOT, "README.md")
 sys.path[:0] = [ROOT, TESTS]
 
 import web  # noqa: E402
-from standins import FirecrawlStandIn, SearxngStandIn, demo_box  # noqa: E402
 
 SYNTHESIS = "md/demo/how-do-tide-pools-work-synthesis.md"
 TIDES, ZONES = "[1](web/example-org-tides.md)", "[2](web/shore-example-edu-intertidal-zones.md)"
@@ -76,10 +78,11 @@ def picks(rows):
     return "[\n" + ",\n".join(json.dumps(row, ensure_ascii=False) for row in rows) + "\n]\n"
 
 
-# (name, action, argument), played in order: "run" a command; "write" a file (path, text[, lines]);
-# "show" a file (path, lines). `lines`: None for all, N for the first N, (first, last) for a range;
-# "…" marks a cut.
+# (name, action, argument), played in order: "serve" shows how the stand-ins were started (the session
+# starts them first); "run" a command; "write" a file (path, text[, lines]); "show" a file (path, lines).
+# `lines`: None for all, N for the first N, (first, last) for a range; "…" marks a cut.
 SESSION = [
+    ("standins", "serve", "python3 tests/standins.py"),
     ("doctor", "run", "python3 web.py doctor"),
     ("scrape-out", "run", "python3 web.py scrape https://guide.example.org/tide-pools --out guide.md"),
     ("init", "run", 'python3 web.py init "how do tide pools work" --topic demo --max-sources 4 --deep --max-rounds 2 --json'),
@@ -107,7 +110,8 @@ SESSION = [
      f"python3 web.py export --topic demo --format bibtex --cited-in {SYNTHESIS} --out demo.bib"),
     ("policy", "write", ("md/shore/sources.txt", POLICY)),
 ]
-VOLATILE = [(re.compile(r"127\.0\.0\.1:\d{2,5}"), "127.0.0.1:PORT"), (re.compile(r'"elapsed_ms":\d+'), '"elapsed_ms":0'),
+SHOWN_PORTS = {"SEARXNG_URL": 38861, "FIRECRAWL_URL": 39347}   # the stand-ins' ports as README shows them
+VOLATILE = [(re.compile(r'"elapsed_ms":\d+'), '"elapsed_ms":0'),
             (re.compile(r"\d{8}T\d{6}Z-[0-9a-f]{4}"), "RUN"), (re.compile(r"\d{4}[-/]\d{2}[-/]\d{2}"), "DATE"),
             (re.compile(r"\[\[\d{4}, \d{1,2}, \d{1,2}\]\]"), "[[DATE]]"),
             (re.compile(r"sha256 [0-9a-f]{12}"), "sha256 HASH")]
@@ -131,21 +135,40 @@ def session_outputs(runner=None):
     """{example name: block text} from a session against the stand-ins, in a temporary copy of the
     project. `runner(project, env, argv, stdin)` → (exit code, stdout, stderr) runs one command; by
     default `python3 web.py` in its own process, as README shows it."""
-    searx, fire = SearxngStandIn(), FirecrawlStandIn()
-    demo_box(searx, fire)
+    env = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy") and not k.startswith(
+        ("WEB_", "SEARXNG_", "FIRECRAWL_", "CLAUDE_"))}
+    env.update(WEBTOOLS_HOST="127.0.0.1", LANG="C.UTF-8", PYTHONPATH=os.path.join(TESTS, "guard"))
+    standins, banner, urls = start_standins(next(arg for _, action, arg in SESSION if action == "serve"), env)
     project = tempfile.mkdtemp(prefix="web-docs-")
     try:
         shutil.copy(os.path.join(ROOT, "web.py"), project)
         os.mkdir(os.path.join(project, "md"))   # the md root, as the repository ships it
-        env = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy") and not k.startswith(
-            ("WEB_", "SEARXNG_", "FIRECRAWL_", "CLAUDE_"))}
-        env.update(WEBTOOLS_HOST="127.0.0.1", SEARXNG_URL=searx.url, FIRECRAWL_URL=fire.url, LANG="C.UTF-8",
-                   PYTHONPATH=os.path.join(TESTS, "guard"))
-        return play(project, env, runner or run_process)
+        env.update(urls)
+        blocks = play(project, env, runner or run_process, banner)
     finally:
-        searx.close()
-        fire.close()
+        standins.terminate()
+        standins.communicate(timeout=10)
         shutil.rmtree(project, ignore_errors=True)
+    shown = {str(urlsplit(urls[name]).port): str(port) for name, port in SHOWN_PORTS.items()}
+    return {name: show_ports(block, shown) for name, block in blocks.items()}
+
+
+def start_standins(command, env):
+    """The stand-ins started as README starts them, in their own process: (process, what they printed
+    on starting, {SEARXNG_URL, FIRECRAWL_URL} from their export line)."""
+    proc = subprocess.Popen([sys.executable] + shlex.split(command)[1:], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, encoding="utf-8")
+    export, serving = proc.stdout.readline(), proc.stderr.readline()
+    if not export.startswith("export "):
+        proc.kill()
+        raise RuntimeError(f"the stand-ins did not start: {serving.strip() or proc.communicate()[1]}")
+    exported = dict(item.split("=", 1) for item in shlex.split(export)[1:])
+    return proc, export + serving, {name: exported[name] for name in SHOWN_PORTS}
+
+
+def show_ports(text, shown):
+    """Text with each 127.0.0.1 port in `shown` (real → shown) replaced in one pass."""
+    return re.sub(r"(?<=127\.0\.0\.1:)(\d+)", lambda m: shown.get(m.group(1), m.group(1)), text)
 
 
 def run_process(project, env, argv, stdin):
@@ -163,9 +186,12 @@ def excerpt(text, lines):
     return ("…\n" if first > 1 else "") + "".join(rows[first - 1:last]) + ("…\n" if last < len(rows) else "")
 
 
-def play(project, env, runner):
+def play(project, env, runner, banner):
     blocks, fill = {}, {}
     for name, action, argument in SESSION:
+        if action == "serve":
+            blocks[name] = f"$ {argument}\n{banner}"
+            continue
         if action == "run":
             code, out, err = runner(project, env, shlex.split(argument)[1:], None)
             blocks[name] = f"$ {argument}\n{err}{out}" + (f"[exit {code}]\n" if code else "")

@@ -1,13 +1,18 @@
 """Loopback stand-ins for SearXNG and Firecrawl: real HTTP servers on 127.0.0.1.
 
 They answer with the bodies captured from the real servers (tests/fixtures/) and can
-inject latency and faults. Used by the test suite and by tests/bench.py.
+inject latency and faults. Used by the test suite and by tests/bench.py; run as a script
+(`python3 tests/standins.py -h`) they serve README's tide-pools box.
 """
 
+import argparse
 import copy
+import errno
 import gzip
 import json
 import os
+import re
+import signal
 import socket
 import struct
 import sys
@@ -134,15 +139,15 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 class StandIn:
-    """A threaded HTTP server on 127.0.0.1:<ephemeral> with a queue of scripted faults."""
+    """A threaded HTTP server on 127.0.0.1:<port> (0: a free one) with a queue of scripted faults."""
 
-    def __init__(self):
+    def __init__(self, port=0):
         self.lock = threading.Lock()
         self.requests = []
         self.in_flight = self.max_in_flight = 0
         self.faults = deque()
         self.gate = None
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        self.server = ThreadingHTTPServer(("127.0.0.1", port), _Handler)
         self.server.daemon_threads = True
         self.server.standin = self
         self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
@@ -182,12 +187,18 @@ class StandIn:
         self.server.server_close()
 
 
-class SearxngStandIn(StandIn):
-    """GET /search?format=json like SearXNG 2026.8: results per query and page, errors as captured."""
+CAPTURED_QUERY = fixture("searxng", "normal.json")["query"]
 
-    def __init__(self):
-        super().__init__()
+
+class SearxngStandIn(StandIn):
+    """GET /search?format=json like SearXNG 2026.8: results per query and page, errors as captured.
+    A query nobody set gets the findable pages that hold all its words (none: no results), except
+    the captured query, which gets its captured answer."""
+
+    def __init__(self, port=0):
+        super().__init__(port)
         self.results = {}      # query -> list of pages (each a list of result rows)
+        self.findable = {}     # url -> (title, markdown): what an unset query can find
         self.unresponsive = {}  # query -> [[engine, message], ...]
         self.delay = 0.0
         self.delays = {}        # query -> seconds before answering
@@ -223,10 +234,10 @@ class SearxngStandIn(StandIn):
             status, headers, body = captured_http("bad_pageno.txt")
             return Reply(status, body, headers, content_type=None)
         pages = self.results.get(query)
-        if pages is None:
+        if pages is None and query == CAPTURED_QUERY:
             answer = fixture("searxng", "normal.json") if int(pageno) == 1 else fixture("searxng", "pageno2.json")
-            answer["query"] = query
         else:
+            pages = [found_hits(query, self.findable)] if pages is None else pages
             rows = pages[int(pageno) - 1] if int(pageno) <= len(pages) else []
             answer = fixture("searxng", "empty.json")
             answer.update(query=query, results=rows, unresponsive_engines=self.unresponsive.get(query, []))
@@ -255,6 +266,23 @@ class SilentStandIn:
         self.closed.set()
         for conn in self.connections + [self.sock]:
             conn.close()
+
+
+def words_of(text):
+    return set(re.findall(r"\w+", text.lower()))
+
+
+def first_sentence(markdown):
+    """A snippet as a search engine shows one: the first sentence of the first paragraph of prose."""
+    prose = next((p for p in markdown.split("\n\n") if len(p.split()) >= 8 and not p.startswith(("-", "#", "|"))), "")
+    return prose.split(". ")[0].strip().rstrip(".") + "." if prose else ""
+
+
+def found_hits(query, findable):
+    """Result rows for the findable pages that hold every word of the query, in the order they were added."""
+    wanted = words_of(query)
+    return [make_hit(url, title, first_sentence(markdown)) for url, (title, markdown) in findable.items()
+            if wanted and wanted <= words_of(f"{title} {markdown}")]
 
 
 def make_hit(url, title=None, content=None, engine="localjson-a"):
@@ -291,17 +319,40 @@ def article_markdown(topic="tide pools", words=260):
     return f"{topic.title()}\n{'=' * len(topic)}\n\n" + " ".join(body) + "\n"
 
 
-class FirecrawlStandIn(StandIn):
-    """POST /v1/scrape like self-hosted Firecrawl (Aug 2025): strict schema, verdicts as captured."""
+def article_page(url):
+    """A Firecrawl answer for `url`: the captured article's metadata, with a 260-word article of its own."""
+    answer = copy.deepcopy(ARTICLE)
+    answer["data"]["metadata"].update(url=url, sourceURL=url)
+    parts = urlsplit(url)
+    answer["data"]["markdown"] = article_markdown(f"{parts.netloc}{parts.path} {parts.query}".strip())
+    return answer
 
-    def __init__(self):
-        super().__init__()
+
+def missing_page(url):
+    """Firecrawl's answer for a page the site does not have, as captured: HTTP 200, success true,
+    metadata.statusCode 404 and the site's error page."""
+    answer = copy.deepcopy(fixture("firecrawl", "notfound.json")["response"]["body"])
+    answer["data"]["metadata"].update(url=url, sourceURL=url)
+    return answer
+
+
+class FirecrawlStandIn(StandIn):
+    """POST /v1/scrape like self-hosted Firecrawl (Aug 2025): strict schema, verdicts as captured;
+    a URL nobody set is a page its site does not have (404)."""
+
+    def __init__(self, port=0):
+        super().__init__(port)
         self.pages = {}   # url -> Reply or a Firecrawl answer dict
         self.delay = 0.0
         self.require_key = None
 
     def set_page(self, url, answer):
         self.pages[url] = answer
+
+    def set_articles(self, *urls):
+        """Each of these URLs answers with an article of its own (article_page)."""
+        for url in urls:
+            self.set_page(url, article_page(url))
 
     def scraped_urls(self):
         urls = []
@@ -338,10 +389,7 @@ class FirecrawlStandIn(StandIn):
         if self.delay:
             time.sleep(self.delay)
         if answer is None:
-            answer = copy.deepcopy(ARTICLE)
-            answer["data"]["metadata"].update(url=url, sourceURL=url)
-            parts = urlsplit(url)
-            answer["data"]["markdown"] = article_markdown(f"{parts.netloc}{parts.path} {parts.query}".strip())
+            answer = missing_page(url)
         return Reply(200, answer, content_type="application/json; charset=utf-8")
 
 
@@ -367,6 +415,10 @@ DEMO_PAGES = {   # url -> (title, markdown): the tide-pools box of README's exam
         "Barnacles: filter feeders of the high zone", "# Barnacles\n\nAcorn barnacles glue themselves head-first "
         "to rock and feed by sweeping the water with feathery legs called cirri. They close their plates at low tide "
         "to keep from drying out. " * 5),
+    "https://example.com": (   # doctor's test page, as the real one reads
+        "Example Domain", "Example Domain\n==============\n\nThis domain is for use in illustrative examples in "
+        "documents. You may use this domain in literature without prior coordination or asking for permission.\n\n"
+        "[More information...](https://www.iana.org/domains/example)\n"),
     "https://marine.example.org/anemones": (
         "Sea anemones of the rocky shore", "# Sea anemones\n\nGiant green anemones owe their colour to "
         "symbiotic algae living in their tissue. They sting small prey with their tentacles. " * 6),
@@ -391,6 +443,10 @@ DEMO_SEARCHES = {   # query -> [(url, title, snippet)]
          "A field guide to tide pool ecology, with a table of common species."),
         ("https://shore.example.edu/intertidal-zones", "Intertidal zonation", "Zones of the shore, from splash to low."),
         ("https://example.org/rockpools/anemones", "Anemones in rock pools", "Coastal Notes on anemones.")],
+    "searxng": [   # doctor's probe query
+        ("https://docs.searxng.org/", "Welcome to SearXNG", "SearXNG is a free internet metasearch engine."),
+        ("https://github.com/searxng/searxng", "searxng/searxng: SearXNG is a free internet metasearch engine",
+         "Source code of SearXNG.")],
     "tide pool species survey": [
         ("https://survey.example.gov/tidepools-2019", "Tide pool survey 2019", "Results of the 2019 survey."),
         ("https://census.example.org/shore-species-2023", "Shore species census 2023",
@@ -405,7 +461,8 @@ DEMO_PUBLISHED = {"https://example.org/tides": "2024-03-03T00:00:00",
 
 
 def demo_box(searx, fire):
-    """Teach both stand-ins README's tide-pools box: a few searches, their pages, one target that 404s."""
+    """Teach both stand-ins README's tide-pools box: a few searches, their pages, one target that 404s;
+    other queries find the box's pages that hold all their words, other URLs are missing pages."""
     for query, hits in DEMO_SEARCHES.items():
         rows = [make_hit(url, title, snippet, engine=engine) for (url, title, snippet), engine in
                 zip(hits, ["localjson-a", "localjson-b", "localforum"] * 3)]
@@ -417,10 +474,12 @@ def demo_box(searx, fire):
     tides = copy.deepcopy(ARTICLE)
     tides["data"]["metadata"].update(url="https://example.org/tides", sourceURL="https://example.org/tides")
     fire.set_page("https://example.org/tides", tides)
-    for url, (title, markdown) in DEMO_PAGES.items():
+    pages = {**DEMO_PAGES, FIELD_GUIDE_URL: ("The tide pool field guide", field_guide())}
+    for url, (title, markdown) in pages.items():
         fire.set_page(url, page_body(url, markdown, title=title))
     fire.set_page("https://survey.example.gov/tidepools-2019", captured_reply("notfound.json"))
-    fire.set_page(FIELD_GUIDE_URL, page_body(FIELD_GUIDE_URL, field_guide(), title="The tide pool field guide"))
+    searx.findable = {"https://example.org/tides": (tides["data"]["metadata"]["title"], tides["data"]["markdown"]),
+                      **pages}
 
 
 FIELD_GUIDE_URL = "https://guide.example.org/tide-pools"
@@ -439,18 +498,63 @@ def field_guide():
     return "\n".join(lines) + "\n"
 
 
-def main():
-    """Serve both stand-ins in the foreground until Ctrl-C: README's tide-pools box, for trying
-    web.py without a box."""
-    searx, fire = SearxngStandIn(), FirecrawlStandIn()
+def port_number(text):
+    if not text.isdigit() or int(text) > 65535:
+        raise argparse.ArgumentTypeError(f"not a port (0 to 65535): {text!r}")
+    return int(text)
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(
+        prog="standins.py", description="Serve README's tide-pools box on 127.0.0.1: a SearXNG and a Firecrawl "
+        "stand-in built from captures of the real servers. Prints the line to export, then serves until Ctrl-C "
+        "(SIGINT) or SIGTERM.")
+    for option, name in (("--searxng-port", "SearXNG"), ("--firecrawl-port", "Firecrawl")):
+        parser.add_argument(option, type=port_number, default=0, metavar="PORT",
+                            help=f"the {name} stand-in's port (default 0: a free one)")
+    return parser
+
+
+def serve_box(searx_port, fire_port):
+    """Both stand-ins with the demo box, or the one-line reason a port cannot be had."""
+    try:
+        searx = SearxngStandIn(searx_port)
+    except OSError as err:
+        return None, port_problem(searx_port, err)
+    try:
+        fire = FirecrawlStandIn(fire_port)
+    except OSError as err:
+        searx.close()
+        return None, port_problem(fire_port, err)
     demo_box(searx, fire)
+    return (searx, fire), None
+
+
+def port_problem(port, err):
+    why = "it is busy" if err.errno == errno.EADDRINUSE else err.strerror
+    return f"standins.py: cannot serve on 127.0.0.1:{port}: {why} — choose another port, or 0 for a free one"
+
+
+def main(argv=None):
+    """Serve both stand-ins in the foreground until SIGINT or SIGTERM: README's tide-pools box, for
+    trying web.py without a box. Stopping is the normal end: exit 0 for either signal."""
+    args = build_parser().parse_args(argv)
+    stop = threading.Event()
+    # set both explicitly: a shell script's `&` starts us with SIGINT ignored
+    for number in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(number, lambda *_: stop.set())
+    servers, problem = serve_box(args.searxng_port, args.firecrawl_port)
+    if problem:
+        print(problem, file=sys.stderr)
+        return 2
+    searx, fire = servers
     print(f"export WEBTOOLS_HOST=127.0.0.1 SEARXNG_URL={searx.url} FIRECRAWL_URL={fire.url}", flush=True)
     print("serving until Ctrl-C; run the export line above in another terminal", file=sys.stderr, flush=True)
-    try:
-        threading.Event().wait()
-    except KeyboardInterrupt:
-        pass
+    stop.wait()
+    searx.close()
+    fire.close()
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -127,7 +127,7 @@ def test_output_into_a_closed_pipe_ends_quietly(searx, argv):
 
 # --- doctor -------------------------------------------------------------------
 
-def test_doctor_passes_against_working_stand_ins(run, searx, fire, monkeypatch):
+def test_doctor_passes_against_working_stand_ins(run, searx, fire, doctor_box, monkeypatch):
     monkeypatch.setenv("FIRECRAWL_API_KEY", "fc-key")
     r = run("doctor", "--json")
     assert r.code == 0, r
@@ -183,6 +183,7 @@ def test_doctor_fails_on_a_refused_key(run, searx, fire, monkeypatch):
 
 
 def test_doctor_fails_when_searxng_is_unreachable(run, fire):
+    fire.set_articles("https://example.com")
     r = run("doctor")
     assert r.code == web.EXIT_UNREACHABLE and "ok   firecrawl" in r.out
     assert "FAIL searxng    nothing answers at 127.0.0.1:9 (refused the connection) — is WEBTOOLS_HOST right, and " \
@@ -204,7 +205,7 @@ def test_doctor_names_where_a_url_built_from_host_and_port_came_from(run, searx,
     assert config["WEBTOOLS_HOST"] == {"value": "127.0.0.1", "source": "environment"}
 
 
-def test_doctor_fails_when_a_proxy_would_intercept(run, searx, fire, monkeypatch):
+def test_doctor_fails_when_a_proxy_would_intercept(run, doctor_box, monkeypatch):
     monkeypatch.setenv("http_proxy", "http://127.0.0.1:9")
     r = run("doctor", "--json")
     assert r.code == web.EXIT_CONFIG and r.json["checks"][0]["ok"] is False
@@ -213,7 +214,7 @@ def test_doctor_fails_when_a_proxy_would_intercept(run, searx, fire, monkeypatch
     assert run("doctor").code == 0
 
 
-def test_doctor_fails_when_the_md_root_is_not_writable(run, searx, fire, monkeypatch, tmp_path):
+def test_doctor_fails_when_the_md_root_is_not_writable(run, doctor_box, monkeypatch, tmp_path):
     if os.geteuid() == 0:
         monkeypatch.setenv("WEB_MD_ROOT", "/sys/web-py-doctor")
     else:
@@ -232,7 +233,7 @@ def test_live_box_smoke():
     assert proc.returncode == 0, proc.stdout.decode() + proc.stderr.decode()
 
 
-def test_doctor_prints_every_setting_and_check_on_its_own_line(run, searx, fire, md_root):
+def test_doctor_prints_every_setting_and_check_on_its_own_line(run, searx, fire, doctor_box, md_root):
     r = run("doctor")
     assert r.code == 0 and r.out.splitlines() == [
         f"web.py {web.VERSION}",

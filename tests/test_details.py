@@ -132,6 +132,7 @@ def test_the_evidence_passage_ends_at_its_sentence():
 # --- the command line --------------------------------------------------------------------------------
 
 def test_urls_and_a_from_file_are_scraped_together_in_that_order(run, fire, tmp_path):
+    fire.set_articles("https://a.org/1", "https://b.org/2")
     picks = tmp_path / "picks.json"
     picks.write_text(json.dumps([{"url": "https://b.org/2"}]), encoding="utf-8")
     r = run("scrape", "https://a.org/1", "--from", picks, "--topic", "t", "--workers", "1", "--json")
@@ -188,13 +189,14 @@ def test_a_single_engine_name_without_a_reason_does_not_break_doctor(run, searx,
     assert check["ok"] is True and "unresponsive" not in check["detail"]
 
 
-def test_doctor_says_when_the_key_was_accepted(run, searx, fire, monkeypatch):
+def test_doctor_says_when_the_key_was_accepted(run, searx, fire, doctor_box, monkeypatch):
     monkeypatch.setenv("FIRECRAWL_API_KEY", "k")
     assert run("doctor", "--json").json["checks"][2]["detail"] == \
         f"{fire.url}: scraped https://example.com (262 words); key accepted"
 
 
 def test_hidden_and_underscore_files_are_not_pages(run, fire, md_root):
+    fire.set_articles("https://a.org/1")
     run("scrape", "https://a.org/1", "--topic", "t")
     for name in (".draft.md", "_notes.md"):
         (md_root / "t" / "web" / name).write_text("> source: https://x.org/\n> NOTE: x\n\nx", encoding="utf-8")
@@ -361,6 +363,7 @@ def test_a_refused_key_names_the_variable(run, fire, monkeypatch):
 def test_a_500_with_a_broken_json_body_is_retried(run, fire, monkeypatch):
     monkeypatch.setenv("WEB_RETRIES", "1")
     monkeypatch.setattr(web, "backoff_delay", lambda attempt, retry_after: 0)
+    fire.set_articles("https://a.org/1")
     fire.fail_next(Reply(500, b"{broken"))
     assert run("scrape", "https://a.org/1", "--topic", "t").code == 0 and len(fire.requests) == 2
 
@@ -473,6 +476,7 @@ def test_a_manifest_that_cannot_be_written_is_a_clear_error(run, fire, md_root):
 
 
 def test_picks_may_be_plain_urls_and_take_the_query_given_on_the_command_line(run, fire, md_root, tmp_path):
+    fire.set_articles("https://a.org/1", "https://b.org/2")
     picks = tmp_path / "picks.json"
     picks.write_text(json.dumps(["https://a.org/1", {"url": "https://b.org/2", "query": "own"}]), encoding="utf-8")
     run("scrape", "--from", picks, "--query", "given", "--relevance", "why", "--topic", "t")
@@ -482,6 +486,7 @@ def test_picks_may_be_plain_urls_and_take_the_query_given_on_the_command_line(ru
 
 
 def test_a_saved_page_without_a_relevance_says_none(run, fire, md_root):
+    fire.set_articles("https://a.org/1")
     run("scrape", "https://a.org/1", "--topic", "t")
     page = next((md_root / "t" / "web").glob("a-org-1.md")).read_text(encoding="utf-8")
     assert "> relevance: (none)  \n" in page
@@ -551,7 +556,7 @@ def test_doctor_probes_firecrawl_the_way_scrape_does(run, searx, fire):
     assert json.loads(fire.requests[0]["raw"])["onlyMainContent"] is True
 
 
-def test_doctor_reports_an_unwritable_md_root_in_json(run, searx, fire, monkeypatch, tmp_path):
+def test_doctor_reports_an_unwritable_md_root_in_json(run, doctor_box, monkeypatch, tmp_path):
     (tmp_path / "file").write_text("x")
     monkeypatch.setenv("WEB_MD_ROOT", str(tmp_path / "file"))
     r = run("doctor", "--json")
@@ -568,6 +573,7 @@ def test_a_fetched_page_below_a_met_budget_is_unused_as_not_needed(run, fire, md
     hold = threading.Event()
     fire.set_page("https://first.org/a", Reply(200, page_body("https://first.org/a", article_markdown("first")),
                                                hold=hold))
+    fire.set_articles("https://second.org/b")
     prepare = web.prepare_page
 
     def prepared(result, url, *rest):   # the second pick is fetched and waiting: now let the first finish

@@ -3,6 +3,7 @@
 import difflib
 import io
 import os
+import re
 import sys
 
 import pytest
@@ -61,8 +62,9 @@ def test_excerpts_mark_what_they_leave_out():
 
 
 def test_the_check_ignores_only_what_varies_between_runs():
+    """Ports do not vary: the session shows the stand-ins' as SHOWN_PORTS, so a README with others differs."""
     assert docs.normalise("http://127.0.0.1:40123/x run 20261201T020411Z-1a2f on 2026-12-01 \"elapsed_ms\":31") == \
-        "http://127.0.0.1:PORT/x run RUN on DATE \"elapsed_ms\":0"
+        "http://127.0.0.1:40123/x run RUN on DATE \"elapsed_ms\":0"
     assert docs.normalise("Y2  - 2026/12/01 [[2026, 12, 1]]") == "Y2  - DATE [[DATE]]"
     assert docs.normalise("523 words, 1,240 sea stars") == "523 words, 1,240 sea stars"
 
@@ -81,3 +83,22 @@ def test_every_command_and_option_is_documented_outside_the_examples():
     missing += [f"### {name}" for name in commands.choices if f"\n### {name}\n" not in prose]
     assert not missing, missing
     assert "--version" in prose
+
+
+def test_the_session_shows_the_stand_ins_ports_as_one_pair_in_one_pass():
+    swapped = docs.show_ports("a 127.0.0.1:40001/x b http://127.0.0.1:40002 c 127.0.0.1:8899 d 127.0.0.1:400010",
+                              {"40001": "40002", "40002": "40001"})
+    assert swapped == "a 127.0.0.1:40002/x b http://127.0.0.1:40001 c 127.0.0.1:8899 d 127.0.0.1:400010"
+
+
+def test_the_walkthrough_uses_the_ports_of_the_export_line_it_starts_with():
+    with open(docs.README, encoding="utf-8") as handle:
+        blocks = {m.group(2): m.group(3) for m in docs.EXAMPLE.finditer(handle.read())}
+    export = next(line for line in blocks["standins"].splitlines() if line.startswith("export "))
+    exported = dict(item.split("=", 1) for item in export.split()[1:])
+    assert [int(exported[name].rsplit(":", 1)[1]) for name in docs.SHOWN_PORTS] == list(docs.SHOWN_PORTS.values())
+    doctor = blocks["doctor"]
+    for name in docs.SHOWN_PORTS:
+        assert f"  {name:<17} {exported[name]}  (environment)" in doctor.splitlines()
+    assert {port for port in re.findall(r"127\.0\.0\.1:(\d+)", doctor)} == {
+        str(port) for port in docs.SHOWN_PORTS.values()}

@@ -199,6 +199,7 @@ def test_dry_run_end_to_end(run, searx, fire, md_root):
 
 def test_cite_check_numbers_are_the_manifest_numbers(run, fire, md_root):
     (md_root / TOPIC).mkdir()
+    fire.set_articles("https://a.example.org/first", "https://b.example.org/second")
     for url in ("https://a.example.org/first", "https://b.example.org/second"):
         run("scrape", url, "--topic", TOPIC, "--workers", "1")
     synthesis = md_root / TOPIC / "s-synthesis.md"

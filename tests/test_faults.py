@@ -49,6 +49,7 @@ def test_connection_reset_mid_body_is_retried_then_exit_4(run, fire, md_root):
 
 def test_reset_once_then_success_is_survived(run, fire, md_root):
     body = json.dumps(page_body("https://example.org/a", article_markdown())).encode()
+    fire.set_page("https://example.org/a", Reply(200, body))
     fire.fail_next(Reply(200, body, reset_after=40))
     r = run("scrape", "https://example.org/a", "--topic", "t")
     assert r.code == 0 and len(leftovers(md_root)) == 1
@@ -75,6 +76,7 @@ def test_body_trickling_slower_than_the_timeout(run, fire, monkeypatch, md_root)
 
 
 def test_429_with_retry_after_seconds_is_honoured(run, fire, md_root):
+    fire.set_articles("https://example.org/a")
     fire.fail_next(Reply(429, {"success": False, "error": "slow down"}, headers={"Retry-After": "1"}))
     started = time.monotonic()
     r = run("scrape", "https://example.org/a", "--topic", "t")
@@ -146,6 +148,7 @@ def test_gzip_bomb_is_capped_too(run, searx):
 
 def test_firecrawl_success_false_is_a_page_failure_and_the_batch_goes_on(run, fire, md_root):
     fire.set_page("https://a.org/1", Reply(200, {"success": False, "error": "Internal error"}))
+    fire.set_articles("https://b.org/2")
     r = run("scrape", "https://a.org/1", "https://b.org/2", "--topic", "t", "--json")
     assert r.code == web.EXIT_PARTIAL
     assert [f["kind"] for f in r.json["failed"]] == ["upstream"] and len(r.json["saved"]) == 1
@@ -176,6 +179,7 @@ def _wait_for(predicate, timeout=10):
 def test_sigint_mid_batch_keeps_finished_pages_and_leaves_nothing_partial(fire, md_root, tmp_path):
     fire.delay = 0.25
     urls = [f"https://int.org/{i}" for i in range(10)]
+    fire.set_articles(*urls)
     web_dir = md_root / "t" / "web"
     # SIGINT as a terminal delivers it, whatever the test runner's own SIGINT is (ignored in a background job)
     proc = subprocess.Popen([sys.executable, os.path.join(ROOT, "web.py"), "scrape", *urls, "--topic", "t",
@@ -205,6 +209,7 @@ def test_two_processes_scraping_into_one_topic_lose_nothing(fire, md_root):
     # 20 URLs each, 10 shared, all with the same slug stem: every name must be claimed once
     first = [f"https://same.org/p?id={i}" for i in range(20)]
     second = [f"https://same.org/p?id={i}" for i in range(10, 30)]
+    fire.set_articles(*first, *second)
     fire.delay = 0.02
     procs = [subprocess.Popen([sys.executable, os.path.join(ROOT, "web.py"), "scrape", *urls, "--topic", "t",
                                "--workers", "4", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -227,6 +232,7 @@ def test_a_torn_last_ledger_line_is_ignored_and_closed(run, fire, md_root):
     web_dir = md_root / "t" / "web"
     web_dir.mkdir(parents=True)
     (web_dir / "_ledger.jsonl").write_bytes(b'{"run":null,"command":"search","query":"q"}\n{"run":null,"comm')
+    fire.set_articles("https://example.org/a")
     assert run("scrape", "https://example.org/a", "--topic", "t").code == 0
     events = web.read_ledger(web_dir / "_ledger.jsonl")
     assert [e["command"] for e in events] == ["search", "scrape"]
@@ -255,6 +261,7 @@ def test_ctrl_c_in_this_process_reports_what_was_finished(run, fire, md_root):
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)   # as a terminal starts Python
     hold = threading.Event()
     fire.set_page("https://b.org/2", Reply(200, page_body("https://b.org/2", article_markdown("b")), hold=hold))
+    fire.set_articles("https://a.org/1", "https://c.org/3")
 
     def interrupt_when_b_is_loading():
         if _wait_for(lambda: fire.in_flight == 1 and len(leftovers(md_root)) == 1):

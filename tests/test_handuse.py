@@ -45,7 +45,7 @@ def test_a_missing_md_root_is_exit_3_and_nothing_is_made(tmp_path):
     assert not (tmp_path / "nonexistent").exists()
 
 
-def test_doctor_fails_on_a_missing_md_root_and_makes_none(run, searx, fire, monkeypatch, tmp_path):
+def test_doctor_fails_on_a_missing_md_root_and_makes_none(run, doctor_box, monkeypatch, tmp_path):
     monkeypatch.setenv("WEB_MD_ROOT", str(tmp_path / "gone"))
     r = run("doctor")
     assert r.code == web.EXIT_CONFIG and "FAIL md-root    the md root" in r.out and "does not exist" in r.out
@@ -72,6 +72,7 @@ def test_scrape_out_refuses_an_existing_file_and_leaves_it_untouched(run, fire, 
 
 
 def test_scrape_out_with_force_replaces_the_file(run, fire, tmp_path):
+    fire.set_articles("https://example.org/a")
     page = tmp_path / "x.md"
     page.write_text("old\n", encoding="utf-8")
     assert run("scrape", "https://example.org/a", "--out", page, "--force").code == 0
@@ -94,6 +95,7 @@ def test_no_out_ever_writes_a_synthesis_even_with_force(run, fire, md_root, exis
 
 
 def test_export_out_refuses_an_existing_file_unless_forced(run, fire, md_root, tmp_path):
+    fire.set_articles("https://example.org/a")
     run("scrape", "https://example.org/a", "--topic", "t")
     refs = tmp_path / "refs.ris"
     refs.write_text("my library\n", encoding="utf-8")
@@ -106,6 +108,7 @@ def test_export_out_refuses_an_existing_file_unless_forced(run, fire, md_root, t
 
 
 def test_a_page_whose_address_ends_in_synthesis_is_not_saved_as_one(run, fire, md_root):
+    fire.set_articles("https://example.org/notes/my-synthesis")
     r = run("scrape", "https://example.org/notes/my-synthesis", "--topic", "t", "--json")
     assert r.code == 0 and r.json["saved"][0]["path"].endswith("/example-org-notes-my-synthesis-page.md")
     assert not list((md_root / "t" / "web").glob("*-synthesis.md"))
@@ -118,6 +121,7 @@ def ledger(md_root, topic="t"):
 
 
 def test_a_scrape_past_the_spent_budget_is_refused_and_saves_nothing(run, fire, md_root):
+    fire.set_articles("https://a.org/1", "https://b.org/2")
     run("init", "goal", "--topic", "t", "--max-sources", "1")
     assert run("scrape", "https://a.org/1", "--topic", "t").code == 0
     before, requests = snapshot(md_root), len(fire.requests)
@@ -129,6 +133,7 @@ def test_a_scrape_past_the_spent_budget_is_refused_and_saves_nothing(run, fire, 
 
 
 def test_force_goes_past_the_budget_and_status_says_why(run, fire, md_root):
+    fire.set_articles("https://a.org/1", "https://b.org/2")
     run("init", "goal", "--topic", "t", "--max-sources", "1")
     run("scrape", "https://a.org/1", "--topic", "t")
     r = run("scrape", "https://b.org/2", "--topic", "t", "--force", "--json")
@@ -145,6 +150,7 @@ def test_force_goes_past_the_budget_and_status_says_why(run, fire, md_root):
 
 
 def test_a_limit_beyond_what_the_budget_has_left_is_capped_to_it(run, fire, md_root):
+    fire.set_articles("https://a.org/1", "https://b.org/2", "https://c.org/3", "https://d.org/4")
     run("init", "goal", "--topic", "t", "--max-sources", "3")
     run("scrape", "https://a.org/1", "--topic", "t")
     r = run("scrape", "https://b.org/2", "https://c.org/3", "https://d.org/4", "--topic", "t", "--limit", "5",
@@ -157,6 +163,7 @@ def test_a_limit_beyond_what_the_budget_has_left_is_capped_to_it(run, fire, md_r
 
 
 def test_without_a_limit_a_scrape_saves_at_most_what_the_budget_has_left(run, fire, md_root):
+    fire.set_articles("https://a.org/1", "https://b.org/2", "https://c.org/3")
     run("init", "goal", "--topic", "t", "--max-sources", "2")
     r = run("scrape", "https://a.org/1", "https://b.org/2", "https://c.org/3", "--topic", "t", "--workers", "1")
     assert r.code == 0 and r.err == ("web.py: scrape: saving at most 2 of the 3 candidates: the run's budget has 2 "
@@ -165,6 +172,7 @@ def test_without_a_limit_a_scrape_saves_at_most_what_the_budget_has_left(run, fi
 
 
 def test_a_topic_without_a_run_has_no_budget(run, fire, md_root):
+    fire.set_articles(*[f"https://a.org/{i}" for i in range(13)])
     r = run("scrape", *[f"https://a.org/{i}" for i in range(13)], "--topic", "t", "--json")
     assert r.code == 0 and len(r.json["saved"]) == 13 and r.err == ""
 
@@ -184,6 +192,7 @@ def test_several_searches_before_a_scrape_stay_in_one_round(run, searx, fire, md
 
 
 def test_a_search_after_the_last_round_is_reported_as_such(run, searx, fire, md_root):
+    fire.set_articles("https://a.org/1")
     run("init", "goal", "--topic", "t", "--max-sources", "4")
     run("search", "q1", "--topic", "t")
     run("scrape", "https://a.org/1", "--topic", "t")
@@ -225,6 +234,7 @@ def test_an_unused_page_is_no_failure_in_the_manifest(run, fire, md_root):
     run("init", "goal", "--topic", "t", "--max-sources", "4", "--deep", "--max-rounds", "2")
     hold = threading.Event()
     fire.set_page("https://slow.org/x", Reply(200, page_body("https://slow.org/x", article_markdown("s")), hold=hold))
+    fire.set_articles("https://b.org/1", "https://c.org/2")
     try:
         r = run("scrape", "https://slow.org/x", "https://b.org/1", "https://c.org/2", "--topic", "t", "--limit", "2")
     finally:
@@ -240,6 +250,7 @@ def test_an_unused_page_is_no_failure_in_the_manifest(run, fire, md_root):
 # --- progress on a terminal -------------------------------------------------------------------
 
 def test_progress_names_pages_by_their_citation_number(run, fire, md_root):
+    fire.set_articles("https://a.org/1", "https://b.org/2", "https://c.org/3")
     run("scrape", "https://a.org/1", "https://b.org/2", "--topic", "t", "--workers", "1")
     r = run("scrape", "https://c.org/3", "--topic", "t", tty=True)
     assert r.err == f"[3] saved {web.display_path(md_root / 't' / 'web' / 'c-org-3.md')}\n"
@@ -283,6 +294,7 @@ def test_doctor_waits_as_long_as_web_timeout_says(run, monkeypatch):
 # --- wording ------------------------------------------------------------------------------------
 
 def test_search_all_shows_seen_hits_in_full_and_without_it_on_one_line(run, searx, fire, md_root):
+    fire.set_articles("https://a.org/1")
     searx.set_results("q", [make_hit("https://a.org/1", "Page A"), make_hit("https://b.org/2", "Page B")])
     run("search", "q", "--topic", "t")
     run("scrape", "https://a.org/1", "--topic", "t")
@@ -366,6 +378,8 @@ def test_cite_check_makes_no_manifest_where_there_is_none(run, fire, md_root):
 
 
 def test_status_knows_gathering_ended_at_the_manifest_and_what_follows(run, searx, fire, md_root):
+    searx.set_results("q", [make_hit("https://a.org/1"), make_hit("https://b.org/2")])
+    fire.set_articles("https://a.org/1")
     run("init", "goal", "--topic", "t", "--max-sources", "4", "--deep", "--max-rounds", "3")
     run("search", "q", "--topic", "t")
     run("scrape", "https://a.org/1", "--topic", "t")
@@ -380,6 +394,7 @@ def test_status_knows_gathering_ended_at_the_manifest_and_what_follows(run, sear
     assert run("status", "--topic", "t", "--json").json["next"] == (
         "run cite-check on the synthesis (it changed since the last check, or was never checked)")
     synthesis.unlink()
+    searx.set_results("q2", [make_hit("https://c.org/3")])
     run("search", "q2", "--topic", "t")                 # gathering goes on: round 2 is open again
     assert run("status", "--topic", "t", "--json").json["next"].startswith("rank round 2's hits")
 

@@ -198,6 +198,7 @@ def test_bad_from_files(run, fire, md_root, tmp_path, name, data, message):
 
 
 def test_1000_candidates_are_accepted(run, fire, tmp_path):
+    fire.set_articles("https://a.org/0")
     path = _write(tmp_path, "many.json", json.dumps([{"url": f"https://a.org/{i}"} for i in range(1000)]))
     assert run("scrape", "--topic", "t", "--from", path, "--limit", "1", "--workers", "1").code == 0
 
@@ -305,6 +306,7 @@ def check_bad(run, md_root, argv, code, message, topic_web_allowed=False):
 
 
 def test_idn_hosts_are_accepted_and_never_resolved(run, fire, md_root):
+    fire.set_articles("https://bücher.example/katalog", "https://악마.kr/위계")
     r = run("scrape", "https://bücher.example/katalog", "https://악마.kr/위계", "--topic", "t", "--json")
     assert r.code == 0 and len(r.json["saved"]) == 2
     assert sorted(fire.scraped_urls()) == ["https://bücher.example/katalog", "https://악마.kr/위계"]

@@ -152,6 +152,7 @@ def test_the_runs_scope_from_init_applies_to_its_searches(run, searx, md_root):
 
 
 def test_scrape_refuses_a_blocked_domain_unless_forced(run, fire, md_root):
+    fire.set_articles("https://tidepool-facts.example.com/top-10")
     (md_root / "shore").mkdir(parents=True)
     (md_root / "shore" / "sources.txt").write_text(POLICY, encoding="utf-8")
     url = "https://tidepool-facts.example.com/top-10"
@@ -166,6 +167,7 @@ def test_scrape_refuses_a_blocked_domain_unless_forced(run, fire, md_root):
 # --- what export needs is kept on save -----------------------------------------------------
 
 def test_the_header_keeps_the_published_day_and_the_site_name(run, searx, fire, md_root):
+    fire.set_articles("https://b.org/y")
     fire.set_page("https://a.org/x", page_body("https://a.org/x", article_markdown("a"), ogSiteName="Site &amp; A",
                                                publishedTime="2024-03-05T10:00:00Z"))
     hit = make_hit("https://b.org/y")

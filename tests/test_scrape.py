@@ -23,6 +23,7 @@ def test_one_url_prints_the_page_markdown_and_nothing_else(run, fire):
 
 
 def test_request_body_follows_the_v1_schema(run, fire, monkeypatch):
+    fire.set_articles("https://example.org/a")
     monkeypatch.setenv("WEB_TIMEOUT", "30")
     assert run("scrape", "https://example.org/a", "--full-page").code == 0
     body = json.loads(fire.requests[0]["raw"])
@@ -48,6 +49,7 @@ def test_out_writes_the_header_and_page(run, fire, tmp_path):
 
 
 def test_topic_saves_with_slugs_paths_and_json_report(run, fire, md_root):
+    fire.set_articles("https://www.example.org/a/b", "https://example.net/c")
     r = run("scrape", "https://www.example.org/a/b", "https://example.net/c", "--topic", "t", "--json")
     assert r.code == 0, r
     report = r.json
@@ -74,6 +76,7 @@ def test_slug_collisions_get_numbered_names(run, fire, md_root):
 
 
 def test_already_saved_urls_are_skipped_unless_forced(run, fire, md_root):
+    fire.set_articles("https://example.org/a")
     assert run("scrape", "https://example.org/a", "--topic", "t", "--query", "q0", "--relevance", "why").code == 0
     r = run("scrape", "https://www.example.org/a/?utm_source=x", "--topic", "t", "--json")
     assert r.code == 0 and r.json["skipped"] == [{"url": "https://www.example.org/a/?utm_source=x",
@@ -133,6 +136,7 @@ def test_page_failures_have_one_kind_and_save_nothing(run, fire, md_root, answer
 
 
 def test_limit_goes_down_the_list_and_failures_fall_through(run, fire, md_root, tmp_path):
+    fire.set_articles(*[f"https://{c}.org/{i}" for i, c in enumerate("abcdef", 1)])
     fire.set_page("https://b.org/2", captured_reply("notfound.json"))
     picks = tmp_path / "picks.json"
     rows = [{"url": f"https://{c}.org/{i}", "query": "q", "relevance": f"reason {i}"}
@@ -152,12 +156,14 @@ def test_limit_goes_down_the_list_and_failures_fall_through(run, fire, md_root, 
 
 
 def test_from_accepts_json_lines_on_stdin(run, fire, md_root):
+    fire.set_articles(*[f"https://j.org/{i}" for i in range(3)])
     lines = "\n".join(json.dumps({"url": f"https://j.org/{i}", "query": "jq"}) for i in range(3))
     r = run("scrape", "--topic", "t", "--from", "-", "--json", stdin=lines)
     assert r.code == 0 and len(r.json["saved"]) == 3
 
 
 def test_pages_run_concurrently_up_to_the_worker_count(run, fire):
+    fire.set_articles(*[f"https://w.org/{i}" for i in range(6)])
     three = fire.open_gate_when(lambda server: server.in_flight == 3)    # answers wait until 3 are asked
     r = run("scrape", *[f"https://w.org/{i}" for i in range(6)], "--topic", "t", "--workers", "3", "--json")
     assert r.code == 0 and len(r.json["saved"]) == 6
@@ -185,6 +191,7 @@ def test_redirected_pages_record_where_they_ended(run, fire, md_root):
 
 
 def test_scrape_ledger_records_every_page(run, fire, md_root, tmp_path):
+    fire.set_articles("https://a.org/1")
     fire.set_page("https://b.org/2", captured_reply("timeout.json"))
     run("scrape", "https://a.org/1", "https://b.org/2", "javascript:x", "--topic", "t")
     events = web.read_ledger(md_root / "t" / "web" / "_ledger.jsonl")
@@ -196,6 +203,7 @@ def test_scrape_ledger_records_every_page(run, fire, md_root, tmp_path):
 
 
 def test_private_addresses_are_refused_before_firecrawl_is_asked(run, fire):
+    fire.set_articles("http://10.1.2.3/wiki/page")
     r = run("scrape", "http://169.254.169.254/latest/meta-data", "--topic", "t", "--json")
     assert r.code == web.EXIT_PARTIAL and r.json["failed"][0] == {
         "url": "http://169.254.169.254/latest/meta-data", "kind": "invalid-url",
@@ -206,6 +214,7 @@ def test_private_addresses_are_refused_before_firecrawl_is_asked(run, fire):
 
 
 def test_api_key_is_sent_as_bearer(run, fire, monkeypatch):
+    fire.set_articles("https://example.org/a")
     monkeypatch.setenv("FIRECRAWL_API_KEY", "fc-secret")
     assert run("scrape", "https://example.org/a").code == 0
     assert fire.requests[0]["headers"]["Authorization"] == "Bearer fc-secret"
@@ -260,6 +269,7 @@ def release_when_saved(md_root, count, hold):
 
 def test_citation_numbers_follow_the_pick_order_not_the_finishing_order(run, fire, md_root):
     import threading
+    fire.set_articles("https://second.org/b", "https://third.org/c")
     hold = threading.Event()
     first = "https://first.org/a"
     fire.set_page(first, Reply(200, page_body(first, article_markdown("first pick")), hold=hold))
@@ -275,6 +285,7 @@ def test_citation_numbers_follow_the_pick_order_not_the_finishing_order(run, fir
 
 def test_of_two_identical_pages_the_higher_ranked_is_kept_whatever_finishes_first(run, fire, md_root):
     import threading
+    fire.set_articles("https://third.org/c")
     hold = threading.Event()
     same = article_markdown("syndicated story")
     fire.set_page("https://original.org/story", Reply(200, page_body("https://original.org/story", same), hold=hold))
@@ -293,6 +304,7 @@ def test_of_two_identical_pages_the_higher_ranked_is_kept_whatever_finishes_firs
 
 def test_once_the_budget_is_met_a_straggler_is_left_unused_not_waited_for(run, fire, md_root):
     import threading
+    fire.set_articles("https://b.org/1", "https://c.org/2", "https://d.org/3")
     hold = threading.Event()
     fire.set_page("https://slow.org/x", Reply(200, page_body("https://slow.org/x", article_markdown("slow")), hold=hold))
     urls = ["https://slow.org/x", "https://b.org/1", "https://c.org/2", "https://d.org/3"]
@@ -310,6 +322,7 @@ def test_once_the_budget_is_met_a_straggler_is_left_unused_not_waited_for(run, f
 
 
 def test_a_candidate_listed_twice_is_reported_not_dropped(run, fire, md_root, tmp_path):
+    fire.set_articles("https://a.org/x")
     picks = tmp_path / "picks.json"
     picks.write_text(json.dumps([{"url": "https://a.org/x"}, {"url": "https://www.a.org/x?utm_source=feed"}]),
                      encoding="utf-8")
@@ -321,6 +334,7 @@ def test_a_candidate_listed_twice_is_reported_not_dropped(run, fire, md_root, tm
 
 def test_a_pick_without_a_query_gets_the_first_query_that_found_it(run, searx, fire, md_root, tmp_path):
     from standins import make_hit
+    fire.set_articles("https://a.org/x", "https://b.org/y")
     searx.set_results("first query", [make_hit("https://a.org/x")])
     searx.set_results("second query", [make_hit("https://a.org/x"), make_hit("https://b.org/y")])
     assert run("search", "first query", "second query", "--topic", "t").code == 0
@@ -343,6 +357,7 @@ def test_one_page_that_fails_prints_one_line_and_no_page(run, fire):
 
 
 def test_out_reports_in_the_scrape_shape(run, fire, tmp_path):
+    fire.set_articles("https://example.org/a")
     page = tmp_path / "a.md"
     r = run("scrape", "https://example.org/a", "--out", page, "--json")
     answer = r.json
@@ -406,6 +421,7 @@ def test_a_long_slug_keeps_its_suffix_within_80_characters(md_root):
 
 
 def test_a_page_that_cannot_be_written_is_exit_3_and_leaves_nothing(run, fire, md_root, monkeypatch):
+    fire.set_articles("https://example.org/a")
     def refuse(path, *chunks):
         raise PermissionError(13, "Permission denied")
     monkeypatch.setattr(web, "atomic_write", refuse)

@@ -199,6 +199,7 @@ def test_json_without_results_is_exit_5(run, searx):
 
 
 def test_topic_search_numbers_queries_in_the_topic_and_lists_seen_hits_compactly(run, searx, fire, md_root):
+    fire.set_articles("https://a.org/1")
     searx.set_results("q", [make_hit("https://a.org/1"), make_hit("https://b.org/2")])
     first = run("search", "q", "--topic", "t", "--json").json
     assert first["queries"] == {"1": "q"} and "seen" not in first

@@ -81,6 +81,7 @@ def status_of(run, *argv):
 
 
 def test_status_tells_each_phase_what_to_do_next(run, searx, fire, md_root):
+    fire.set_articles("https://a.org/1")
     run("init", "how do tide pools work", "--topic", "t", "--max-sources", "2", "--deep", "--max-rounds", "2")
     assert status_of(run, "--json").json["next"].startswith("search round 1: write 4–8 queries")
     searx.set_results("q", [make_hit("https://a.org/1"), make_hit("https://b.org/2")])
@@ -120,6 +121,7 @@ def test_status_without_a_run_says_how_to_start_one(run, fire, md_root):
 def test_manifest_json_is_the_checkpoint_of_the_latest_run(run, searx, fire, md_root):
     from standins import captured_reply
     fire.set_page("https://b.org/2", captured_reply("timeout.json"))
+    fire.set_articles("https://old.org/0", "https://a.org/1")
     run("scrape", "https://old.org/0", "--topic", "t")                          # saved before the run
     run("init", "goal", "--topic", "t", "--max-sources", "3")
     run("scrape", "https://a.org/1", "https://b.org/2", "https://old.org/0", "--topic", "t", "--workers", "1")
@@ -143,6 +145,7 @@ def test_manifest_json_is_the_checkpoint_of_the_latest_run(run, searx, fire, md_
 # --- the whole manifest, for a topic that uses every part of it --------------------------------------
 
 def manifest_scenario(run, searx, fire, md_root):
+    fire.set_articles("https://a.org/1")
     (md_root / "m").mkdir(parents=True)
     (md_root / "m" / "sources.txt").write_text("block bad.org spam farm\nprefer good.org the field station\n", "utf-8")
     (md_root / "m" / "notes-from-the-lab.md").write_text("# Lab notes\n", "utf-8")
