@@ -1653,7 +1653,7 @@ def cmd_scrape(args, cfg):
     if args.json and args.topic is None and not args.out:
         raise usage_error("--json needs --topic or --out", "without them the page itself is printed")
     if args.out:
-        return scrape_to_file(args, cfg, candidates[0], check_out(args.out, args.force))
+        return scrape_to_file(args, cfg, candidates[0], check_out(args.out, args.force, cfg.md_root))
     if args.topic is None:
         return scrape_to_stdout(args, cfg, candidates[0])
     store = existing_topic(cfg, args.topic)
@@ -1729,13 +1729,24 @@ def scrape_to_stdout(args, cfg, candidate):
     return EXIT_OK
 
 
-def check_out(path, force):
-    """The absolute path of an --out FILE; a usage error for a synthesis (never written, even with
-    --force) or for a file that exists, unless `force`."""
+def check_out(path, force, md_root):
+    """The absolute path of an --out FILE; a usage error for a folder, a file in a folder that does not
+    exist (none is made), what /research writes (a synthesis, audit or evidence file, anything in a topic's
+    web/ folder: never written, even with --force), or a file that exists, unless `force`."""
     full, shown = os.path.abspath(path), display_path(path)
-    if full.lower().endswith("-synthesis.md"):
-        raise usage_error(f"--out {shown} names a synthesis",
-                          "web.py never writes or replaces one: choose another path")
+    if os.path.isdir(full):
+        raise usage_error(f"--out {shown} is a folder", "give a file name, e.g. " +
+                          display_path(os.path.join(full, "page.md")))
+    if not os.path.isdir(os.path.dirname(full)):
+        raise usage_error(f"--out {shown}: the folder {display_path(os.path.dirname(full))} does not exist",
+                          "create it first, or choose a path in an existing folder")
+    kind = next((kind for ending, kind in GENERATED_KINDS.items() if full.lower().endswith(ending)), None)
+    if kind:
+        raise usage_error(f"--out {shown} names {kind}", "web.py never writes or replaces one: choose another path")
+    real, root = os.path.realpath(full), os.path.realpath(md_root)
+    if os.path.commonpath([real, root]) == root and "web" in os.path.relpath(real, root).split(os.sep)[:-1]:
+        raise usage_error(f"--out {shown} is inside a topic's web/ folder, which web.py keeps",
+                          "save into the topic with --topic T, or choose a path outside web/")
     if os.path.lexists(full) and not force:
         raise usage_error(f"--out {shown} exists", "choose another path, or add --force to replace it")
     return full
@@ -1749,8 +1760,6 @@ def scrape_to_file(args, cfg, candidate, path):
         return single_failure(args, candidate, err, started)
     chunks, _, _ = encode_page(header, body)
     try:
-        if os.path.dirname(path):
-            os.makedirs(os.path.dirname(path), exist_ok=True)
         atomic_write(path, *chunks)
     except OSError as err:
         raise writable_error(path, err)
@@ -2473,7 +2482,8 @@ def render_init(answer):
     return "\n".join(lines) + "\n"
 
 
-GENERATED_ENDINGS = ("-synthesis.md", "-evidence.md", "-audit.md")   # what /research writes beside the corpus
+GENERATED_KINDS = {"-synthesis.md": "a synthesis", "-evidence.md": "an evidence table", "-audit.md": "a citation audit"}
+GENERATED_ENDINGS = tuple(GENERATED_KINDS)   # what /research writes beside the corpus
 
 
 def corpus_files(topic_dir):
@@ -5331,7 +5341,7 @@ EXPORTERS = {"bibtex": bibtex, "csl-json": csl_json, "ris": ris}
 
 def cmd_export(args, cfg):
     store = existing_topic(cfg, args.topic)
-    path = check_out(args.out, args.force) if args.out else None
+    path = check_out(args.out, args.force, cfg.md_root) if args.out else None
     entries = export_entries(store, args.cited_in)
     if not entries:
         raise usage_error(f"no saved sources to export in topic {args.topic!r}" + (" cited by the synthesis" if

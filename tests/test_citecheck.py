@@ -578,12 +578,20 @@ def test_export_of_a_synthesis_that_cites_no_saved_page(run, md_root):
                                                   "the synthesis — cite saved pages in it first\n")
 
 
-def test_export_to_a_file_that_cannot_be_written(run, md_root, tmp_path):
+def test_export_to_a_folder_says_it_is_a_folder_and_a_write_that_fails_is_exit_3(run, md_root, tmp_path, monkeypatch):
     topic_on_disk(md_root)
     (tmp_path / "refs.bib").mkdir()
     r = run("export", "--topic", "reefs", "--format", "bibtex", "--out", tmp_path / "refs.bib", "--force")
+    assert r.code == web.EXIT_USAGE and r.err == (f"web.py: usage: --out {web.display_path(tmp_path / 'refs.bib')} is "
+                                                 f"a folder — give a file name, e.g. "
+                                                 f"{web.display_path(tmp_path / 'refs.bib' / 'page.md')}\n")
+
+    def refuse(path, *chunks):
+        raise PermissionError(13, "Permission denied")
+    monkeypatch.setattr(web, "atomic_write", refuse)
+    r = run("export", "--topic", "reefs", "--format", "bibtex", "--out", tmp_path / "refs2.bib")
     assert r.code == web.EXIT_CONFIG and r.err.startswith(
-        f"web.py: storage: cannot write {web.display_path(tmp_path / 'refs.bib')} (")
+        f"web.py: storage: cannot write {web.display_path(tmp_path / 'refs2.bib')} (Permission denied)")
 
 
 def test_an_untitled_page_is_exported_under_its_url(run, md_root):

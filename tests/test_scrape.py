@@ -36,6 +36,11 @@ def test_out_writes_the_header_and_page(run, fire, tmp_path):
     fire.set_page("https://example.org/tides", ARTICLE)
     out = tmp_path / "notes" / "tides.md"
     r = run("scrape", "https://example.org/tides", "--out", out, "--query", "tide pools", "--relevance", "field guide")
+    assert r.code == web.EXIT_USAGE and r.err == (   # a folder that does not exist is never made
+        f"web.py: usage: --out {web.display_path(out)}: the folder {web.display_path(tmp_path / 'notes')} does not "
+        f"exist — create it first, or choose a path in an existing folder\n") and not out.parent.exists()
+    out.parent.mkdir()
+    r = run("scrape", "https://example.org/tides", "--out", out, "--query", "tide pools", "--relevance", "field guide")
     assert r.code == 0, r
     text = out.read_text(encoding="utf-8")
     lines = text.splitlines()
