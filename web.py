@@ -2244,14 +2244,14 @@ class RefreshBatch:
 
 
 def number_ranges(numbers):
-    """`1–4, 7, 9–10`: citation numbers as ranges."""
+    """`[1–4], [7], [9–10]`: citation numbers, runs of them as ranges."""
     runs = []
     for n in sorted(numbers):
         if runs and n == runs[-1][1] + 1:
             runs[-1][1] = n
         else:
             runs.append([n, n])
-    return ", ".join(str(a) if a == b else f"{a}–{b}" for a, b in runs)
+    return ", ".join(f"[{a}]" if a == b else f"[{a}–{b}]" for a, b in runs)
 
 
 def render_refresh(report):
@@ -2261,13 +2261,16 @@ def render_refresh(report):
     for e in report["pages"]:
         number, lost = f"[{e['n']}] " if e.get("n") else "", e.get("lost")
         said = {"changed": lambda: f"{e['path']}" + (f" (same text as {e['same_as']})" if e.get("same_as") else
-                                                     f" (was {e['previous']})"),
+                                                     f" (was {os.path.basename(e['previous'])})"),
                 "moved": lambda: f"→ {e['to']}", "gone": lambda: f"{e['kind']}: {e['error']}",
                 "failed": lambda: f"{e['kind']}: {e['error']}"}.get(e["outcome"])
         if said:
-            gone = lost and (f" · lost {len(lost['quotes'])} quotes, {len(lost['numbers'])} numbers"
-                             + "".join(f'\n           "{shown_quote(q)}"' for q in lost["quotes"][:3]))
-            lines.append(f"{e['outcome']:<9}  {number}{said()}  {e['url']}{gone or ''}")
+            lines.append(f"{e['outcome']:<9}  {number}{said()}  {e['url']}")
+        if lost:
+            held = " and ".join(counted(len(lost[k]), k[:-1]) for k in ("quotes", "numbers") if lost[k])
+            lines.append(f"           {held} no longer on the live page" +
+                         (f": {', '.join(lost['numbers'][:5])}" if lost["numbers"] else ""))
+            lines += [f'           "{shown_quote(q)}"' for q in lost["quotes"][:3]]
     unchanged = [e["n"] for e in report["pages"] if e["outcome"] == "unchanged" and e.get("n")]
     if unchanged:
         lines.append(f"unchanged  {number_ranges(unchanged)}")
