@@ -1657,7 +1657,9 @@ def cmd_scrape(args, cfg):
     if args.topic is None:
         return scrape_to_stdout(args, cfg, candidates[0])
     store = existing_topic(cfg, args.topic)
-    limit, budget, capped = check_budget(store.events(), args.limit, len(candidates), args.force)
+    saved = store.refresh()[0]
+    unsaved = sum(1 for c in candidates if url_key(c["url"]) not in saved)
+    limit, budget, capped = check_budget(store.events(), args.limit, len(candidates), args.force, unsaved)
     if capped:
         say_error(capped)
     report, code = ScrapeBatch(args, cfg, store, candidates, limit, budget).run()
@@ -1671,19 +1673,22 @@ def cmd_scrape(args, cfg):
     return code
 
 
-def check_budget(events, limit, candidates, force):
+def check_budget(events, limit, candidates, force, unsaved):
     """(the --limit to use, (max_sources, names of the pages the run saved) or None without a run, a
     notice when the limit was capped): a scrape saves at most what the latest run's budget has left;
-    once it is spent a usage error, unless --force goes past it."""
+    once it is spent a usage error, unless --force goes past it or every candidate is saved already
+    (`unsaved`: how many are not), which is then reported as such."""
     facts = run_facts(events)
     if facts is None:
         return limit, None, None
     most, saved = facts["options"].get("max_sources") or 0, {page_base(n) for n in facts["saved"]}
     left = most - len(saved)
-    if force or left >= (limit or candidates):
+    if force or left >= (limit or candidates) or not unsaved:
         return limit, (most, saved), None
     if left <= 0:
-        raise usage_error(f"the run's budget is spent: {len(saved)} of {most} pages saved", "add --force to go past it")
+        raise usage_error(f"the run's budget is spent: {len(saved)} of {most} pages saved" +
+                          (f"; {candidates - unsaved} of the candidates are saved already" if unsaved < candidates
+                           else ""), "add --force to go past it")
     asked = f"--limit {limit} capped to {left}" if limit else f"saving at most {left} of the {candidates} candidates"
     return left, (most, saved), (f"scrape: {asked}: the run's budget has {left} of {most} pages left — add --force "
                                  f"to go past it")
@@ -2819,6 +2824,13 @@ def save_note(page, note, session):
                                          n=number, chars=len(note.strip()), passages=len(passages),
                                          not_found=len(problems), session=session)])
     return problems
+
+
+def current_version(path):
+    """The path of a saved page's current version: its highest version in the same folder (x.v3.md for x.md)."""
+    folder, name = os.path.split(path)
+    versions = [n for n in page_files(folder) if page_base(n) == page_base(name)]
+    return os.path.join(folder, max(versions, key=page_version, default=name))
 
 
 def note_state(path, chars):
@@ -4943,9 +4955,12 @@ def long_page_read(tool_input, cwd, cfg):
     words, chars = page_size(path)
     if chars <= READER_CHARS:
         return None
-    shown, note = display_path(path), note_path(path)
+    current = current_version(path)
+    shown, note = display_path(path), note_path(current)
     have = f"read its note, {display_path(note)}" if os.path.isfile(note) else \
         f'launch {READER} on it (Agent, "run_in_background": false)'
+    if current != path:   # an earlier version's note speaks of lines the page no longer has
+        have = f"its current version is {display_path(current)}: {have}"
     return deny(f"{shown} is a long page ({words:,} words): not read whole in the main conversation — {have}. "
                 f"To look up lines a note names, Read it with offset and a limit of at most {LOOKUP_LINES}.")
 
@@ -5009,7 +5024,7 @@ def notes_problem(path, payload, events):
     run = current_run(events)[0]
     heading = re.search(rf"(?m)^## Run {re.escape(run)}\b", old) if run else None
     kept = (old[:heading.start()] if heading else old).rstrip()
-    if new.startswith(kept):
+    if new.startswith(kept) and new[len(kept):len(kept) + 1] in ("", "\n"):   # its last line whole, too
         return None
     return (f"{display_path(path)} holds earlier runs' notes: keep them as they are and add this run's section "
             f"(## Run {run or '<run id>'}: <goal>) at the end with Edit")
