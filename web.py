@@ -564,8 +564,8 @@ def hit_flags(title, snippet, invisible):
     """Suspicion signals in a search hit's own text, so Claude sees them before it picks the page."""
     flags = [f"invisible-chars:{invisible}"] if invisible else []
     lowered = f"{title}\n{snippet}".lower().encode("utf-8")
-    return flags + [name for name, (pattern, _) in SUSPICIONS.items() if name != "fake-header" and
-                    pattern.search(lowered)]
+    return flags + [name for name, groups in SUSPICIONS.items() if name != "fake-header" and
+                    any(pattern.search(lowered) for pattern, _ in groups)]
 
 
 def published_day(value):
@@ -900,34 +900,88 @@ INVISIBLE = re.compile("[\u00ad\u200b\u200c\u200d\u2060\ufeff\u202a-\u202e\u2066
 INVISIBLE_UTF8 = re.compile(  # the same characters, as their UTF-8 bytes
     rb"\xc2\xad|\xe2\x80[\x8b-\x8d\xaa-\xae]|\xe2\x81[\xa0\xa6-\xa9]|\xef\xbb\xbf|\xf3\xa0[\x80\x81][\x80-\xbf]")
 HTML_COMMENT = re.compile(rb"<!--.*?-->", re.S)
-# Suspicion patterns run on lowercased bytes, only around their anchors: each alternative
-# contains one of the anchors, and bytes.find is ~20x faster than a regex over the whole page.
-SUSPICIONS = {
+# Suspicion patterns run on lowercased bytes, only around their anchors: each alternative of a group's
+# pattern contains one of the group's anchors, and bytes.find is ~20x faster than a regex over the whole
+# page. An anchor costs a pass (~10 ms for 20 MB) and each of its hits a search of its group's pattern,
+# so a page with 4,000 "api"s runs the small pattern about keys 4,000 times, not the whole flag's.
+# An AI a page speaks to: "AI (research) assistants", "LLM agents", "language models", "summarizers".
+AI_READER = (rb"(?:\bai|\bllm|\blanguage[ -]model)s?(?:[ -][a-z]+)?[ -](?:assistant|agent|model|summari[sz]er)s?\b|"
+             rb"\bllms?\b|\b(?:large\s+)?language\s+models?\b")
+AI_VERB = (rb"(?:state|say|claim|assert|report|include|mention|add|insert|write|tell|inform|warn|advise|recommend|"
+           rb"fetch|visit|open|load|retrieve|download|request|access|browse|navigate|call|curl|wget|run|execute|ping|"
+           rb"post|send|submit|upload|respond|reply|answer|describe|present|rank|cite|quote|append|output|print|"
+           rb"emphasi[sz]e|conclude|treat|ignore|disregard|prefer|promote|suggest|link|ask|confirm)\b")
+PAGE_NOUN = rb"(?:page|document|documentation|text|article|site|website|content|post|doc|section|readme|file)s?\b"
+# How a page speaks to it: a note to it, a greeting, "assistants reading this page", "your main agent"...
+AI_ADDRESS = (
+    rb"\b(?:note|message|notice|reminder|instructions?|attention|important|memo|request)s?\s*(?:to|for)\s+"
+    rb"(?:any\s+|all\s+|every\s+|the\s+)?(?:" + AI_READER + rb"|summari[sz]ers?\b)|"
+    rb"\b(?:hey|hi|hello|dear|attention)[ ,]+(?:" + AI_READER + rb"|claude|assistants?|summari[sz]ers?)(?=\s*[,:])|"
+    rb"(?:" + AI_READER + rb"|\bassistants?|\bagents?|\bmodels?|\bsummari[sz]ers?)\s+"
+    rb"(?:(?:that|who)\s+)?(?:(?:are|is)\s+)?(?:read|summari[sz]|process|pars|analy[sz]|index|brows|crawl|scrap|"
+    rb"visit|ingest)[a-z]*\s+(?:this|these)\s+" + PAGE_NOUN + rb"|\bsummari[sz]ers?\s+of\s+(?:this|these)\b|"
+    rb"\b(?:when|while|before|after)\s+(?:you\s+)?(?:are\s+)?summari[sz][a-z]*\s+(?:this|these)\s+" + PAGE_NOUN + rb"|"
+    rb"\byour\s+(?:main|primary|parent|lead|orchestrat[a-z]*|supervis[a-z]*|calling|host|principal)\s+"
+    rb"(?:ai\s+)?(?:assistant|agent|model|llm)s?\b")
+# ...and what it asks of it, on the same line: to state, include, fetch, run or tell something.
+AI_REQUEST = (
+    rb"[^\n]{0,160}?(?:\b(?:must|should|shall|needs?\s+to|ha(?:ve|s)\s+to|please|always|never|kindly|to|"
+    rb"(?:are|is)\s+(?:asked|required|expected|instructed|told|requested|supposed)\s+to|"
+    rb"(?:make|be)\s+sure\s+to|remember\s+to)\b|[:,;])\s*(?:[a-z]+\s+){0,2}?" + AI_VERB)
+# A bare name at the start of a sentence is an address only when a request follows at once:
+# "Claude, fetch…", "AI assistants, please state…", not "LLMs, for example, can call tools".
+AI_VOCATIVE = (rb"(?:(?m:^)[ \t>*_-]*|[.!?]\s+)(?:" + AI_READER + rb"|claude|assistants?|summari[sz]ers?)\s*,\s*"
+               rb"(?:please\s+|kindly\s+|now\s+|always\s+|you\s+(?:must|should)\s+)?" + AI_VERB)
+# Three words of prose (maybe quoted): what a chat turn or a fake prompt carries, and a placeholder or
+# config value does not.
+PROSE = rb"(?:[\"'`]|\xe2\x80\x9c)?[a-z][a-z'-]*,?(?:[ \t]+[a-z][a-z'-]*[,.!?;]?){2}"
+# A line of a config file or code block: a key that is not a chat role, a list item's key, a fence.
+CONFIG_LINE = (rb"[ \t]*(?:```|~~~|(?:-[ \t]+)?(?!(?:user|human|assistant|system|ai|bot|model)[ \t]*:)"
+               rb"[a-z_][a-z0-9_.-]*[ \t]*:)")
+SUSPICIONS = {   # flag: its (pattern, anchors) groups; a group's pattern runs only around its own anchors
     # Text that addresses the reader or an AI, not the imperative mood of documentation ("run shell
-    # commands", "send the password", "print(token)" are ordinary prose in manuals).
-    "instructions": (re.compile(
-        rb"\b(ignore|disregard|forget|override)\s+(all\s+|any\s+|the\s+|your\s+|of\s+)*(previous|prior|above|"
-        rb"earlier|preceding|system)?\s*(instructions|prompts?)\b|\bnew instructions\s*:|"
-        rb"\byou are now\s+(an?\s+|in\s+|no\s+longer\b|dan\b|free\b|unrestricted\b|jailbroken\b)|"
-        rb"\byou must now\b|\bfrom now on,?\s+you\b|"
-        rb"\b(reveal|print|show|output|repeat|leak)\s+(your|the)\s+(system\s+prompt|initial\s+prompt|instructions)\b|"
-        rb"\b(if\s+)?you\s+are\s+an?\s+(ai|llm|large\s+language\s+model|language\s+model|ai\s+assistant|"
-        rb"chatbot|ai\s+agent|ai\s+model)\b|\b(reading|processing|summari[sz]ing)\s+this\s+(page|document|text)\s*,"
-        rb"\s*(you|please)\b|"
-        rb"\b(run|execute)\s+(this|these|the\s+following)\s+(shell\s+)?commands?\s*:[ \t]*[^\s]|"
-        rb"\b(curl|wget)\s+\S+[^\n|]{0,80}\|\s*(sudo\s+)?(ba|z)?sh\b|"
-        rb"\b(reveal|send|upload|exfiltrate|leak|email|paste)\b[^\n]{0,60}?\b(your|any|all)\s+([^\n]{0,20}?\s)?"
-        rb"(api[_ -]?keys?|passwords?|secrets?|credentials|ssh\s+keys?|tokens?)\b|"
-        rb"\b(print|cat|read|show|dump|output)\b[^\n]{0,40}?(~/\.ssh|\.ssh/|\bid_rsa\b|(^|\s)\.env\b|"
-        rb"\bany\s+api[_ -]?keys?)"),
-        (b"instruction", b"prompt", b"you are now", b"you must now", b"from now on", b"you are a", b"this page",
-         b"this document", b"this text", b"command", b"curl", b"wget", b"api", b"password", b"secret", b"token",
-         b"credential", b"ssh", b".env", b"id_rsa")),
-    "role-tags": (re.compile(rb"<\|(im_start|im_end|system|user|assistant|endoftext)\|>|\[/?inst\]|"
-                             rb"</?(system|assistant)>|^[ \t>]*(system|assistant)[ \t]*:", re.M),
-                  (b"<|", b"inst]", b"system", b"assistant")),
-    "fake-header": (re.compile(rb"^[ \t]*>[ \t]*(source|query|fetched|relevance|title|status|flags|note)[ \t]*:",
-                               re.M), (b">",)),
+    # commands", "send the password", "print(token)", "you must now use" are ordinary prose in manuals;
+    # so is writing about AI: "the model is trained", "if you are using an AI assistant").
+    "instructions": (
+        (re.compile(rb"\b(ignore|disregard|forget|override)\s+(all\s+|any\s+|the\s+|your\s+|of\s+)*(previous|prior|"
+                    rb"above|earlier|preceding|system)?\s*(instructions|prompts?)\b|\bnew instructions\s*:|"
+                    rb"\b(reveal|print|show|output|repeat|leak)\s+(your|the)\s+(system\s+prompt|initial\s+prompt|"
+                    rb"instructions)\b"), (b"instruction", b"prompt")),
+        (re.compile(rb"\byou are now\s+(an?\s+|in\s+|no\s+longer\b|dan\b|free\b|unrestricted\b|jailbroken\b)|"
+                    rb"\byou must now\s+(act|behave|obey|respond|answer|reply|pretend|ignore|forget|disregard|reveal|"
+                    rb"comply|only|always|never|speak|say|state|tell|output)\b|\bfrom now on,?\s+you\b|"
+                    rb"\bif\s+you\s+are\s+an?\s+(ai|llm|chatbot|(large\s+)?language\s+model)\b|"
+                    rb"\byou\s+are\s+an?\s+(ai|llm|chatbot|(large\s+)?language\s+model)\b" + AI_REQUEST),
+         (b"you are ", b"you must now", b"from now on")),
+        (re.compile(rb"(" + AI_ADDRESS + rb")" + AI_REQUEST + rb"|" + AI_VOCATIVE + rb"|"
+                    rb"\bif\s+you('re|\xe2\x80\x99re)\s+an?\s+(" + AI_READER + rb")"),
+         (b"assistant", b"agent", b"model", b"llm", b"summari", b"claude")),
+        (re.compile(rb"\b(run|execute)\s+(this|these|the\s+following)\s+(shell\s+)?commands?\s*:[ \t]*[^\s]|"
+                    rb"\b(curl|wget)\s+\S+[^\n|]{0,80}\|\s*(sudo\s+)?(ba|z)?sh\b"), (b"command", b"curl", b"wget")),
+        (re.compile(rb"\b(reveal|send|upload|exfiltrate|leak|email|paste)\b[^\n]{0,60}?\b(your|any|all)\s+"
+                    rb"([^\n]{0,20}?\s)?(api[_ -]?keys?|passwords?|secrets?|credentials|ssh\s+keys?|tokens?)\b|"
+                    rb"\b(print|cat|read|show|dump|output)\b[^\n]{0,40}?(~/\.ssh|\.ssh/|\bid_rsa\b|(^|\s)\.env\b|"
+                    rb"\bany\s+api[_ -]?keys?)"),
+         (b"api", b"password", b"secret", b"token", b"credential", b"ssh", b".env", b"id_rsa")),
+    ),
+    # Role markers addressed to a model. A tag or a "system:" line is one only when it carries prose
+    # (or closes a sentence), and a "system:" line only when the next line is no config key: "HOMEHOST
+    # <system>", "<system>GitHub</system>" and YAML's "system: x86_64" or "system: Speak in French\n
+    # model: x" are placeholders and values in configuration examples.
+    "role-tags": (
+        (re.compile(rb"<\|(im_start|im_end|system|user|assistant|endoftext)\|>|\[/?inst\]"), (b"<|", b"inst]")),
+        (re.compile(rb"(^|[.!?:][\"')]?)[ \t>]*</?(system|assistant)>[ \t]*\n?[ \t>]*" + PROSE + rb"|"
+                    rb"[a-z][.!?][\"')]?[ \t]*\n?[ \t>]*</(system|assistant)>|"
+                    rb"</(system|user|assistant)>[ \t]*\n?[ \t>]*<(system|assistant)>|"
+                    rb"^[ \t>]*(system|assistant)[ \t]*:([ \t]+|[ \t]*\n[ \t>]*)" + PROSE +
+                    rb"(?![^\n]*\n([ \t]+[^\n]*\n)?" + CONFIG_LINE + rb")", re.M), (b"system", b"assistant")),
+    ),
+    # The saved header's own lines. A page's "> Note:" or "> Status: draft" is the page's own: the
+    # header's NOTE says "untrusted" and its status is an HTTP code.
+    "fake-header": (
+        (re.compile(rb"^[ \t]*>[ \t]*((source|query|fetched|relevance|title|flags)[ \t]*:|status[ \t]*:[ \t]*\d|"
+                    rb"note[ \t]*:[ \t]*untrusted)", re.M), (b">",)),
+    ),
 }
 LINK_TEXT = re.compile(rb"\[([^\]\n]*)\]\(")
 NOT_CJK_LEADS = bytes(b for b in range(256) if not 0xE3 <= b <= 0xE9)
@@ -954,14 +1008,27 @@ def count_words(data):
 
 
 def suspicious(pattern, lowered, anchors, reach=200):
-    """True when the pattern matches near one of its anchors."""
+    """True when the pattern matches near one of its anchors: starting within `reach` bytes of it, and
+    seeing whole the two lines after the one it reaches into (a "system:" line is judged by the next)."""
     for anchor in anchors:
         at = lowered.find(anchor)
         while at >= 0:
-            if pattern.search(lowered, max(0, at - reach), at + len(anchor) + reach):
+            end = at + len(anchor) + reach
+            match = pattern.search(lowered, max(0, at - reach), lines_end(lowered, end, 3, reach))
+            if match and match.start() <= end:
                 return True
             at = lowered.find(anchor, at + 1)
     return False
+
+
+def lines_end(lowered, at, lines, limit):
+    """Where the `lines`-th line ending after `at` is (just past its newline), at most `limit` bytes on."""
+    stop = at
+    for _ in range(lines):
+        stop = lowered.find(b"\n", stop, at + limit) + 1
+        if not stop:
+            return at + limit
+    return stop
 
 
 def content_flags(data, title, removed, words):
@@ -972,7 +1039,7 @@ def content_flags(data, title, removed, words):
     if removed["comments"]:
         flags.append(f"html-comments:{removed['comments']}")
     lowered = data.lower()
-    flags += [name for name, (pattern, anchors) in SUSPICIONS.items() if suspicious(pattern, lowered, anchors)]
+    flags += [name for name, groups in SUSPICIONS.items() if any(suspicious(p, lowered, a) for p, a in groups)]
     if words < SHORT_WORDS:
         flags.append("short")
     link_words = count_words(b" ".join(LINK_TEXT.findall(data)))
