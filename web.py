@@ -3583,12 +3583,12 @@ def refresh_manifest(topic_dir):
 
 CJK = "\u1100-\u11ff\u2e80-\u9fff\ua960-\ua97f\uac00-\ud7ff\uf900-\ufaff\uff66-\uffdc\U00020000-\U0003134f"
 FULL_WIDTH_DIGITS = {0xff10 + n: str(n) for n in range(10)}
-CITATION = re.compile(r"\[([^\]\n]+)\]\(([^)\s]+)\)")
+LINK_TITLE = r"[ \t]+(\"[^\"\n]*\"|'[^'\n]*'|\([^)\n]*\))"   # [text](target "title")
+CITATION = re.compile(rf"\[([^\]\n]+)\]\(([^)\s]+)(?:{LINK_TITLE})?[ \t]*\)")
 REFERENCE = re.compile(r"\[([^\]\n^][^\]\n]*)\](?:\[([^\]]*)\])?(?![(:])")
 FOOTNOTE_REF = re.compile(r"\[\^([^\]\s]+)\](?!:)")
 FOOTNOTE_DEF = re.compile(r" {0,3}\[\^([^\]\s]+)\]:[ \t]?")
-LINK_DEF = re.compile(r" {0,3}\[([^\]\n^][^\]\n]*)\]:[ \t]*<?([^\s>]+)>?"
-                      r"(?:[ \t]+(?:\"[^\"\n]*\"|'[^'\n]*'|\([^)\n]*\)))?[ \t]*$")
+LINK_DEF = re.compile(rf" {{0,3}}\[([^\]\n^][^\]\n]*)\]:[ \t]*<?([^\s>]+)>?(?:{LINK_TITLE})?[ \t]*$")
 MARKDOWN_LINK = re.compile(r"!?\[([^\]\n]*)\]\([^)\n]*\)")
 CODE_SPAN = re.compile(r"`[^`]*`|<!--.*?-->", re.S)
 FENCE = re.compile(r"([ \t]*)(`{3,}|~{3,})")
@@ -3597,9 +3597,13 @@ SETEXT = re.compile(r" {0,3}(=+|-+)[ \t]*$")
 THEMATIC_BREAK = re.compile(r" {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
 LIST_MARKER = re.compile(r"\s*(?:[-*+]|\d{1,9}[.)])\s+")
 TABLE_RULE = re.compile(r"\s*\|?(\s*:?-+:?\s*\|?)+\s*$")
-QUOTE_MARKS = {'"': '"', "“": "”", "„": "“”", "‚": "‘’", "‘": "’", "«": "»", "»": "«", "‹": "›", "›": "‹",
-               "「": "」", "『": "』"}
+QUOTE_MARKS = {'"': '"', "“": "”", "„": "“”", "‚": "‘’", "‘": "’", "'": "'", "«": "»", "»": "«", "‹": "›",
+               "›": "‹", "「": "」", "『": "』", "〝": "〞〟", "＂": "＂"}
+PAIRED_MARKS = frozenset('"“”„«»‹›「」『』〝〞〟＂')   # never an apostrophe: one left unpaired is a broken quote
 OPENING_PUNCTUATION = "([{“\"«»„‚‹—–-/"
+ATTRIBUTION_LINE = re.compile(r"[ \t]*(?:—|–|―|--)[ \t]*\S")       # — Author [2](web/b.md) under a block quote
+HTML_QUOTE = re.compile(r"<(blockquote|q)\b", re.I)
+TITLE_FIELD = re.compile(r"[ \t]*>[ \t]*[\w-]+:")   # > goal: …, > topic: … in the title block
 SHORT_QUOTE_WORDS = 3      # quotes of this many words or fewer are terms: exempt from the citation rule
 QUOTE_TOKEN = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]|[^\s\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]+")
 SOURCES_SECTIONS = ("sources", "references")
@@ -3616,26 +3620,29 @@ class Block:
     section, first line, kind, text, and its unit — the top-level block it is nested in (itself
     for a top-level block)."""
 
-    def __init__(self, section, line, kind, text, unit=None, label=None):
+    def __init__(self, section, line, kind, text, unit=None, label=None, depth=None):
         self.section, self.line, self.kind, self.text = section, line, kind, text
         self.unit, self.label, self.indent = unit or self, label, 0
+        self.depths = [depth] if depth is not None else []   # a block quote's `>` level, line by line
+        self.title = None   # a link definition's title
 
     def line_at(self, offset):
         return self.line + self.text.count("\n", 0, offset)
 
     @property
     def prose(self):
-        """True for the blocks whose sentences are checked: not link definitions, not the Sources list."""
-        return self.kind == "footnote" or (self.kind != "definition" and
+        """True for the blocks whose sentences are checked: not headings, link definitions or the Sources list."""
+        return self.kind == "footnote" or (self.kind not in ("definition", "heading") and
                                            self.section.lower() not in SOURCES_SECTIONS)
 
 
 class Reading:
     """Where outline() stands: the blocks so far, the block a next line continues, the list item
-    or footnote an indented line joins, and whether a table is open."""
+    or footnote an indented line joins, whether a table is open, and the block quote that only
+    blank lines separate from the next line (an attribution line there joins it)."""
 
     def __init__(self):
-        self.blocks, self.block, self.unit, self.table = [], None, None, False
+        self.blocks, self.block, self.unit, self.table, self.after_quote = [], None, None, False, None
 
     def add(self, block, continues=True):
         self.blocks.append(block)
@@ -3672,9 +3679,10 @@ def outline(text):
 
 
 def blocks_of(text):
-    """(blocks, title lines) of a synthesis. Headings (# and underlined), code (fenced or indented),
-    thematic breaks, the title block (the `#` title and the `>` lines under it) and a table's
-    header row are not blocks; the Sources list's are, for their links (Block.prose is False)."""
+    """(blocks, title lines) of a synthesis. Code (fenced or indented), thematic breaks and the title
+    block (the `#` title and the `> field: …` lines under it, with the `>` lines right after them) are
+    not blocks; headings (# and underlined)
+    are, for their quotes and links, and so are the Sources list's, for their links (Block.prose is False)."""
     lines = text.splitlines() + [""]
     reading, title, section, fence, in_title, skip = Reading(), [], None, None, True, False
     for lineno, line in enumerate(lines[:-1], 1):
@@ -3689,13 +3697,20 @@ def blocks_of(text):
             if level <= 2 and (level == 2 or section is not None):
                 section, in_title = name, False
             reading.close()
+            if level > 1 or section is not None:   # the title is the goal, not a claim
+                reading.add(Block(section or "", lineno, "heading", name), continues=False)
         elif not line.strip():
+            if reading.block is not None and reading.block.kind == "quote":
+                reading.after_quote = reading.block
             reading.block, reading.table = None, False
-        elif in_title and line.strip().startswith(">"):
+        elif in_title and line.lstrip().startswith(">") and \
+                (TITLE_FIELD.match(line) or (title and lines[lineno - 2].lstrip().startswith(">"))):
             title.append(line.strip().lstrip(">").strip())
         else:
             in_title, section = False, "" if section is None else section
             _add_line(reading, section, lineno, line)
+        if line.strip():
+            reading.after_quote = None
     return reading.blocks, title
 
 
@@ -3731,7 +3746,8 @@ def _heading(reading, line, after):
 
 def _add_line(reading, section, lineno, line):
     """Add one prose line: a table row, thematic break, footnote or link definition, list item,
-    block quote, the next line of a block, a block nested in the open list item, or a paragraph."""
+    the next line of a block, a block quote, an attribution line under one, a block nested in the
+    open list item, or a paragraph."""
     stripped, indent = line.strip(), len(line) - len(line.lstrip())
     nested = reading.unit is not None and indent > reading.unit.indent
     note, definition, marker = FOOTNOTE_DEF.match(line), LINK_DEF.match(line), LIST_MARKER.match(line)
@@ -3746,23 +3762,43 @@ def _add_line(reading, section, lineno, line):
         reading.close()
         _add_line(reading, section, lineno, line)
     elif note:
-        reading.unit = reading.add(Block(section, lineno, "footnote", line[note.end():], label=note.group(1)))
+        reading.unit = reading.add(Block(section, lineno, "footnote", "", label=note.group(1)))
+        _add_content(reading, section, lineno, line[note.end():])
     elif definition and reading.block is None:
         reading.add(Block(section, lineno, "definition", definition.group(2), label=label_key(definition.group(1))),
-                    continues=False)
+                    continues=False).title = definition.group(3)
     elif marker:
-        item = reading.add(Block(section, lineno, "item", _unquoted(line[marker.end():]),
-                                 reading.unit if nested else None))
+        item = reading.add(Block(section, lineno, "item", "", reading.unit if nested else None))
         item.indent = indent
         reading.unit = reading.unit if nested else item
-    elif reading.block is not None and (not stripped.startswith(">") or reading.block.kind == "quote" or nested):
-        reading.block.text += "\n" + _unquoted(stripped)   # the next line of the block (indented or lazy)
+        _add_content(reading, section, lineno, line[marker.end():])
+    elif reading.block is not None and reading.block.kind == "quote":   # a `>` line, or a lazy one
+        reading.block.text += "\n" + _unquoted(stripped)
+        reading.block.depths.append(_quote_depth(stripped) or None)
+    elif reading.block is not None and not stripped.startswith(">"):
+        reading.block.text += "\n" + stripped   # the next line of the block (indented or lazy)
+    elif reading.after_quote is not None and ATTRIBUTION_LINE.match(line):
+        quote = reading.block = reading.after_quote
+        gap = lineno - quote.line_at(len(quote.text))
+        quote.text += "\n" * gap + stripped
+        quote.depths += [0] * gap
     elif indent >= 4 and not nested and not stripped.startswith(">"):
         reading.block = None   # an indented code block
     else:
         reading.unit = reading.unit if nested else None
-        kind = "quote" if stripped.startswith(">") else "paragraph"
-        reading.add(Block(section, lineno, kind, _unquoted(stripped), reading.unit))
+        if stripped.startswith(">"):
+            reading.add(Block(section, lineno, "quote", _unquoted(stripped), reading.unit,
+                              depth=_quote_depth(stripped)))
+        else:
+            reading.add(Block(section, lineno, "paragraph", stripped, reading.unit))
+
+
+def _add_content(reading, section, lineno, content):
+    """The first line of a list item or footnote just added: its text, or a block quote nested in it (`- > …`)."""
+    if content.lstrip().startswith(">"):
+        reading.add(Block(section, lineno, "quote", _unquoted(content), reading.unit, depth=_quote_depth(content)))
+    else:
+        reading.block.text = content
 
 
 def _unquoted(text):
@@ -3770,15 +3806,21 @@ def _unquoted(text):
     return re.sub(r"^[ \t]*(?:>[ \t]?)+", "", text)
 
 
+def _quote_depth(text):
+    """How many `>` open a line: 0 for a line that is not a block quote's."""
+    return re.match(r"[ \t]*((?:>[ \t]?)*)", text).group(1).count(">")
+
+
 def _table_header(reading, lineno):
-    """A table's delimiter row: the line above it is the header, not prose; the lines below are rows."""
+    """A table's delimiter row: the line above it is the header (read for its quotes only); the lines below are rows."""
     last = reading.blocks[-1] if reading.blocks else None
     if last is not None and last.line_at(len(last.text)) == lineno - 1:
         above = last.text.rsplit("\n", 1)
         if "|" in above[-1] and len(above) == 1:
-            reading.blocks.pop()
+            last.kind = "header"
         elif "|" in above[-1]:
             last.text = above[0]
+            reading.add(Block(last.section, lineno - 1, "header", above[-1].strip()))
     reading.block, reading.table = None, True
 
 
@@ -3792,33 +3834,46 @@ def label_key(label):
 
 
 def mask_code(text):
-    """Code spans and HTML comments blanked out (same length, line breaks kept): they are not prose."""
-    return CODE_SPAN.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
+    """Code spans, HTML comments and link titles blanked out (same length, line breaks kept): they are not prose."""
+    text = CODE_SPAN.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
+    return CITATION.sub(lambda m: m.group(0) if m.group(3) is None else
+                        blank(m.group(0), [(m.start(3) - m.start(), m.end(3) - m.start())]), text)
 
 
 def find_quotes(text):
-    """[(start, end, passage)] of the quotations in a text: "…", “…”, „…“, ‘…’, ‚…‘, «…», »…«,
-    ‹…›, 「…」 and 『…』."""
-    quotes, at = [], 0
+    """[(start, end, passage)] of the quotations in a text: "…", “…”, „…“, ‘…’, '…', ‚…‘, «…»,
+    »…«, ‹…›, 「…」, 『…』, 〝…〞 and ＂…＂."""
+    return scan_quotes(text)[0]
+
+
+def scan_quotes(text):
+    """([(start, end, passage)] of the quotations in a text, [offsets of the double quotation marks
+    (PAIRED_MARKS) that pair with none])."""
+    quotes, strays, at = [], [], 0
     while at < len(text):
         end = _quote_end(text, at)
         if end is None:
+            if text[at] in PAIRED_MARKS:
+                strays.append(at)
             at += 1
             continue
         if text[at + 1:end].strip():
             quotes.append((at, end + 1, text[at + 1:end]))
         at = end + 1
-    return quotes
+    return quotes, strays
 
 
 def _quote_end(text, at):
-    """Where a quotation opened at `at` closes, or None. A ‘ opens only after a space or an opening
-    mark, and a ’ or ‘ with a letter right after it is an apostrophe (don’t), not a closing mark."""
-    closers = QUOTE_MARKS.get(text[at])
-    if not closers or (text[at] == "‘" and at and not (text[at - 1].isspace() or text[at - 1] in OPENING_PUNCTUATION)):
+    """Where a quotation opened at `at` closes, or None. A ‘ or ' opens only after a space or an
+    opening mark (a ' only before a letter), and a ’, ‘ or ' with a letter right after it is an
+    apostrophe (don’t, rock 'n' roll's), not a closing mark."""
+    closers, mark = QUOTE_MARKS.get(text[at]), text[at]
+    if not closers or (mark in "‘'" and at and not (text[at - 1].isspace() or text[at - 1] in OPENING_PUNCTUATION)) \
+            or (mark == "'" and not text[at + 1:at + 2].isalpha()):
         return None
     for end in range(at + 1, len(text)):
-        if text[end] in closers and not (text[end] in "’‘" and text[end + 1:end + 2].isalpha()):
+        if text[end] in closers and not (text[end] in "’‘'" and text[end + 1:end + 2].isalpha()) and \
+                not (text[end] == "'" and text[end - 1].isspace()):
             return end
     return None
 
@@ -3868,11 +3923,14 @@ def _sentence_close(text, at, cites):
 
 class Sentence:
     """One sentence of the prose: its block, span, links, footnote references, quotes, and (once
-    attributed) the pages it cites — its own, or its unit's when `fallback`."""
+    attributed) the pages it cites — its own, or its unit's when `fallback`. In a block quote, a
+    paragraph (with the attribution line under it) is one sentence and its one quote (`quoted`);
+    `strays` are the offsets of quotation marks that pair with none."""
 
-    def __init__(self, block, start, end, links, notes, quotes):
+    def __init__(self, block, start, end, links, notes, quotes, strays=()):
         self.block, self.start, self.end, self.links, self.quotes = block, start, end, links, quotes
-        self.notes, self.cites, self.fallback = notes, [], False
+        self.notes, self.cites, self.fallback, self.strays = notes, [], False, list(strays)
+        self.quoted = block.kind == "quote"
 
     @property
     def text(self):
@@ -3914,26 +3972,68 @@ def sentences_of(blocks):
         block.notes = [label for _, label in notes]
         if not block.prose:
             continue
-        for start, end, quotes in sentence_parts(block):
+        for start, end, quotes, strays in sentence_parts(block):
             sentences.append(Sentence(block, start, end, [l for l in block.links if start <= l.start < end],
-                                      [label for at, label in notes if start <= at < end], quotes))
+                                      [label for at, label in notes if start <= at < end], quotes, strays))
     return sentences
 
 
 def sentence_parts(block):
-    """(start, end, quotes) of each sentence of a block; each cell of a table row is read apart."""
+    """(start, end, quotes, strays) of each sentence of a block; each cell of a table row is read
+    apart, each paragraph of a block quote is one quotation (quote_parts)."""
+    if block.kind == "quote":
+        return quote_parts(block)
     cells = [(0, len(block.masked))]
-    if block.kind == "row":
+    if block.kind in ("row", "header"):
         bars = [-1] + [m.start() for m in re.finditer(r"(?<!\\)\|", block.masked)] + [len(block.masked)]
         cells = [(a + 1, b) for a, b in zip(bars, bars[1:]) if block.masked[a + 1:b].strip()]
     parts = []
     for first, last in cells:
         text = block.masked[first:last]
-        quotes = find_quotes(text)
+        quotes, strays = scan_quotes(text)   # marks inside code are not quotes; code inside a quote is quoted
         cites = [(l.start - first, l.end - first) for l in block.links if first <= l.start < last]
-        parts += [(first + s, first + e, [(first + a, first + b, p) for a, b, p in quotes if s <= a < e])
-                  for s, e in sentence_spans(text, quotes, cites)]
+        for s, e in sentence_spans(text, quotes, cites):
+            passages = [(first + a, first + b, uncommented(block.text[first + a + 1:first + b - 1]))
+                        for a, b, _ in quotes if s <= a < e]
+            parts.append((first + s, first + e, passages, [first + x for x in strays if s <= x < e]))
     return parts
+
+
+def quote_parts(block):
+    """(start, end, quotes, strays) of a block quote: each paragraph (a run of lines at one `>`
+    level) is a sentence quoting itself whole, but for its citations; an attribution line under it
+    (— Author [2](web/b.md)) ends that sentence."""
+    parts, lines, at, level, open_run = [], block.masked.split("\n"), 0, None, False
+    for line, depth in zip(lines, block.depths):
+        stop, depth = at + len(line), level if depth is None else depth   # a lazy line keeps its level
+        if parts and ATTRIBUTION_LINE.match(line):
+            parts[-1][1], open_run = stop, False
+        elif not line.strip():
+            open_run = False
+        elif open_run and depth == level:
+            parts[-1][1] = parts[-1][2] = stop
+        else:
+            parts.append([at, stop, stop])
+            open_run = True
+        level, at = depth, stop + 1
+    sentences = []
+    for start, end, quoted_end in parts:
+        passage = block_quote_passage(block, start, quoted_end)
+        sentences.append((start, end, [(start, quoted_end, passage)] if passage else [], []))
+    return sentences
+
+
+def block_quote_passage(block, start, end):
+    """The words a block quote's paragraph quotes: without its citations, footnote references,
+    list marks and the quotation marks around it."""
+    links = [(l.start - start, l.end - start) for l in block.links if start <= l.start < end]
+    text = blank(block.text[start:end], links)
+    text = re.sub(r"(?m)^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+", "", FOOTNOTE_REF.sub(" ", uncommented(text)))
+    return text.strip(" \t\n.,;:" + "".join(PAIRED_MARKS))
+
+
+def uncommented(text):
+    return re.sub(r"<!--.*?-->", " ", text, flags=re.S)
 
 
 # --- cite-check: the pages a synthesis may cite (act) ---
@@ -4082,6 +4182,7 @@ def quote_found(quote, folded_source, fold=None):
 NUMBER = re.compile(rf"(?<![.,]|[^\W{CJK}])([-−])?(\d+(?:[,.'’\u00a0\u2009\u202f]\d+)*)")   # 约116米 too
 GROUP_SEPARATOR = re.compile(r"[,.'’\u00a0\u2009\u202f]")
 ISO_DATE = re.compile(rf"(?<![-]|[^\W{CJK}])(\d{{4}})-(\d{{2}})-(\d{{2}})(?![-]|[^\W{CJK}])")
+PERCENT_FACTOR = re.compile(r"[×*][ \t]*(100)(?![\d.,])|(?<![\d.,])(100)[ \t]*[×*]")
 DERIVED = re.compile(r"[ \t]*(%?)[ \t]*\(=\s*([^()]*(?:\([^()]*\)[^()]*)*)\)")
 MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
           "november", "december")
@@ -4172,17 +4273,33 @@ def derivation_holds(written, percent, result):
     return abs(result - float(value)) <= tolerance or (percent and abs(result * 100 - float(value)) <= tolerance)
 
 
+def shown_result(written, percent, result):
+    """What a derivation computes, as its number is written: a percentage as one (26.5%), to one
+    decimal more than the number has."""
+    if not percent:
+        return f"{result:g}"
+    value = number_values(written)[0]
+    scaled = result * 100 if abs(result * 100 - float(value)) < abs(result - float(value)) else result
+    decimals = len(GROUP_SEPARATOR.split(written)[-1]) if "." in value else 0
+    return f"{scaled:.{decimals + 1}f}".rstrip("0").rstrip(".") + "%"
+
+
 def stated_numbers(text):
     """([(written, sign, derived (percent, expression) or None)], [ISO dates], orphan (= …) count) of
     a sentence, its citations, URLs and quotations already blanked out; full-width digits read as ASCII."""
     text = text.translate(FULL_WIDTH_DIGITS)
     dates = ISO_DATE.findall(text)
     text = ISO_DATE.sub(lambda m: " " * len(m.group(0)), text)
-    numbers, owned = [], set()
+    numbers, owned, factors = [], set(), set()
     for match in NUMBER.finditer(text):
+        if match.start(2) in factors:
+            continue
         derived = DERIVED.match(text, match.end())
         if derived:
             owned.add(text.index("(=", derived.start()))
+            if derived.group(1) == "%":   # × 100 turns a fraction into the percentage: no page holds it
+                factors |= {derived.start(2) + (m.start(1) if m.group(1) else m.start(2))
+                            for m in PERCENT_FACTOR.finditer(derived.group(2))}
         numbers.append((match.group(2), match.group(1), (derived.group(1) == "%", derived.group(2))
                         if derived else None))
     orphans = sum(1 for m in re.finditer(r"\(=", text) if m.start() not in owned)
@@ -4218,30 +4335,84 @@ def claim_text(sentence, quotes=False):
 
 
 def link_problems(links, lookup):
-    """Resolve every citation (filling link.rel) and return its problems: broken, outside the
-    topic, a label that is not the page's manifest number, one label for two pages or two for one."""
+    """Resolve every citation (filling link.rel, and link.meant: the page a broken one is likely
+    meant for) and return its problems, one a link: broken (with that page), outside the topic, a
+    label that is not the page's manifest number; for pages without one, one label for two pages
+    or two labels for one."""
     problems, file_of, label_of = [], {}, {}
     for link in links:
         link.rel, problem = lookup.resolve(link.target)
-        link.problem = problem
+        link.problem, link.meant = problem, None
         if problem:
-            problems.append((link.line, problem[0], f"citation [{link.label}]({link.target}) {problem[1]}"))
+            link.meant = meant_page(link.target, lookup.pages()) if problem[0] == "broken-link" else None
+            hint = f": did you mean {link.meant}?" if link.meant else ""
+            problems.append((link.line, problem[0], f"citation [{link.label}]({link.target}) {problem[1]}{hint}"))
         if not link.rel or not re.fullmatch(r"C?\d+", link.label):
+            continue
+        expected = lookup.label_of(link.rel)
+        if expected:
+            if link.label != expected:
+                what = f"source {expected} in the manifest" if link.rel.startswith("web/") else \
+                    f"corpus file {expected}"
+                problems.append((link.line, "wrong-number", f"citation [{link.label}]({link.target}) should be "
+                                                             f"[{expected}]: {link.rel} is {what}"))
             continue
         if link.label in file_of and file_of[link.label] != link.rel:
             problems.append((link.line, "label-mismatch", f"citation [{link.label}] points to {link.rel} here "
                                                            f"but to {file_of[link.label]} earlier"))
-        if link.rel in label_of and label_of[link.rel] != link.label:
+        elif link.rel in label_of and label_of[link.rel] != link.label:
             problems.append((link.line, "label-mismatch", f"{link.rel} is cited as [{link.label}] here "
                                                            f"but as [{label_of[link.rel]}] earlier"))
         file_of.setdefault(link.label, link.rel)
         label_of.setdefault(link.rel, link.label)
-        expected = lookup.label_of(link.rel)
-        if expected and link.label != expected:
-            what = f"source {expected} in the manifest" if link.rel.startswith("web/") else f"corpus file {expected}"
-            problems.append((link.line, "wrong-number", f"citation [{link.label}]({link.target}) should be "
-                                                         f"[{expected}]: {link.rel} is {what}"))
     return problems
+
+
+def meant_page(target, pages):
+    """The saved page or corpus file whose name is closest to a broken citation's, or None."""
+    import difflib
+    name = os.path.basename(target.split("#")[0])
+    stem = name[:-3] if name.endswith(".md") else name
+    names = {os.path.basename(rel)[:-3]: rel for rel in pages}
+    close = difflib.get_close_matches(stem, list(names), n=1)
+    return names[close[0]] if close else None
+
+
+def unread_problems(blocks, sentences):
+    """What looks like a quotation where cite-check cannot check it, one error each: a quote of
+    four words or more in a heading or a link's title, an HTML <blockquote> or <q>, a quotation mark
+    that pairs with none (the quote it opens or closes would go unchecked)."""
+    problems = []
+    for block in blocks:
+        titles = [(block.line, block.title)] if block.title else \
+            [(l.line, m.group(3)) for l, m in ((l, CITATION.match(block.text, l.start)) for l in block.links)
+             if m and m.group(3)]
+        problems += [(line, "link-title", f"link title {shorter(title, 62)} is not read: drop it, or quote the page "
+                                          "in the text") for line, title in titles
+                     if quote_words(title[1:-1]) > SHORT_QUOTE_WORDS]
+        if block.kind == "heading":
+            problems += [(block.line, "quote-in-heading", f"quote \"{shown_quote(p)}\" in a heading is not checked: "
+                                                           "move it into the text under the heading, with its citation")
+                         for _, _, p in find_quotes(block.masked) if quote_words(p) > SHORT_QUOTE_WORDS]
+        elif block.prose:
+            problems += [(block.line_at(m.start()), "html-quote", f"<{m.group(1).lower()}> is not read: " +
+                          ("write the quotation as a `>` block quote" if m.group(1).lower() == "blockquote" else
+                           "put the quotation in quotation marks") + ", with its citation")
+                         for m in HTML_QUOTE.finditer(block.masked)]
+    stray = {}   # the first unpaired mark of each unit: a quote across a blank line leaves two
+    for sentence in (s for s in sentences if s.strays):
+        stray.setdefault(id(sentence.block.unit), (sentence.block, sentence.strays[0]))
+    problems += [(block.line_at(at), "unpaired-quote-mark", f"quotation mark {block.masked[at]} pairs with "
+                                                           "none: close the quote or drop the mark")
+                 for block, at in stray.values()]
+    return problems
+
+
+def reported_units(verdicts, blocks):
+    """Ids of the units whose missing citation an error about their quote already names: a quote
+    without citation, an HTML quotation."""
+    return {id(s.block.unit) for s, _, verdict, _ in verdicts if verdict == "no_citation"} | \
+        {id(b.unit) for b in blocks if HTML_QUOTE.search(b.masked)}
 
 
 def footnote_problems(blocks):
@@ -4252,22 +4423,28 @@ def footnote_problems(blocks):
 
 
 def footnote_links(blocks):
-    """{label: [links]} of every footnote definition."""
-    return {b.label: b.links for b in reversed(blocks) if b.kind == "footnote"}
+    """{label: [links]} of every footnote definition, with what is nested in it."""
+    return {b.label: [l for x in blocks if x.unit is b for l in x.links] for b in reversed(blocks)
+            if b.kind == "footnote"}
 
 
 def attribute(sentences, notes):
     """Give each sentence the pages it cites: its own citations and those of the footnotes it
-    references, else those of its unit (the paragraph, list item or table row it belongs to)."""
+    references — for a paragraph of a block quote, else those of the whole block quote (its
+    attribution line's too) — else those of its unit (the paragraph, list item or table row it
+    belongs to). A sentence whose own citations are all broken cites nothing: its broken link is the error."""
     own = {id(s): list(dict.fromkeys([l.rel for l in s.links if l.rel] +
                                      [l.rel for n in s.notes for l in notes.get(n, ()) if l.rel]))
            for s in sentences}
-    by_unit = {}
+    by_block, by_unit = {}, {}
     for sentence in sentences:
+        by_block.setdefault(id(sentence.block), []).extend(own[id(sentence)])
         by_unit.setdefault(id(sentence.block.unit), []).extend(own[id(sentence)])
     for sentence in sentences:
-        sentence.cites = own[id(sentence)] or list(dict.fromkeys(by_unit[id(sentence.block.unit)]))
-        sentence.fallback = not own[id(sentence)]
+        mine = own[id(sentence)] or (list(dict.fromkeys(by_block[id(sentence.block)])) if sentence.quoted else [])
+        broken = not mine and any(l.problem for l in sentence.links)
+        sentence.cites = mine or ([] if broken else list(dict.fromkeys(by_unit[id(sentence.block.unit)])))
+        sentence.fallback = not mine and not broken
 
 
 def quote_words(passage):
@@ -4301,12 +4478,28 @@ def shown_quote(passage):
     return shown if len(shown) <= 60 else shown[:60] + "…"
 
 
+def pages_named(lookup, rels):
+    """Pages as a message names them: by path, or by label when there are more than two."""
+    names = list(rels) if len(rels) <= 2 else [source_label(lookup, rel) for rel in rels]
+    return " or ".join(names) if len(names) <= 2 else ", ".join(names[:-1]) + " or " + names[-1]
+
+
+def page_named(lookup, rel):
+    """A page to go to: its label and path, `[2] (web/b.md)`."""
+    label = lookup.label_of(rel)
+    return f"[{label}] ({rel})" if label else rel
+
+
 def quote_problems(verdicts, lookup):
+    """A quote its cited pages lack (naming the saved page that holds it, if one does), a quote without citation."""
     problems = []
     for sentence, passage, verdict, detail in verdicts:
         if verdict == "not_found":
-            problems.append((sentence.line, "quote-not-found",
-                             f"quote \"{shown_quote(passage)}\" is not in {' or '.join(detail)}"))
+            home = next((rel for rel in lookup.pages() if rel not in detail and
+                         quote_found(passage, lookup.folded(rel))), None)
+            where = f"on {page_named(lookup, home)}, not {' or '.join(written_label(sentence, r) for r in detail)}" \
+                if home else f"not in {pages_named(lookup, detail)}"
+            problems.append((sentence.line, "quote-not-found", f"quote \"{shown_quote(passage)}\" is {where}"))
         elif verdict == "no_citation":
             where = ""
             if detail:
@@ -4317,16 +4510,45 @@ def quote_problems(verdicts, lookup):
     return problems
 
 
+def written_label(sentence, rel):
+    """A page as the sentence cites it: `[5]` as written in its link, else its path."""
+    return next((f"[{l.label}]" for l in sentence.links if l.rel == rel), rel)
+
+
 def partly_cited(verdicts):
-    """[(sentence, passage, holders, lacking)] for each verified quote that some of the pages its
-    sentence cites itself do not hold (a paragraph's pages, cited for the paragraph, are not asked)."""
-    return [(s, p, holders, [rel for rel in s.cites if rel not in holders]) for s, p, verdict, holders in verdicts
-            if verdict == "verified" and not s.fallback and len(holders) < len(s.cites)]
+    """[(sentence, passage, holders, lacking)] for each verified quote whose sentence cites, itself,
+    pages that lack it and that its clauses do not explain (unplaced; a paragraph's pages, cited
+    for the paragraph, are not asked)."""
+    found = []
+    for s, p, verdict, holders in verdicts:
+        if verdict == "verified" and not s.fallback and len(holders) < len(s.cites):
+            lacking = unplaced(s, p, holders)
+            if lacking:
+                found.append((s, p, holders, lacking))
+    return found
+
+
+def unplaced(sentence, passage, holders):
+    """The pages a sentence cites that lack its verified quote and that its clauses (clauses()) do
+    not explain. A page is explained when it is not cited in the quote's own clause — every page
+    of which holds the quote — but in another clause with words of its own (another quote counts)."""
+    start = next(a for a, _, q in sentence.quotes if q == passage) - sentence.start
+    parts = clauses(sentence) or [(0, len(sentence.text), sentence.cites)]
+    home = next((part for part in parts if part[0] <= start < part[1]), parts[-1])
+    claim = claim_text(sentence, quotes=True)
+    worded = {rel for a, b, pages in parts if (a, b) != home[:2] and re.search(r"\w", claim[a:b]) for rel in pages}
+    return [rel for rel in sentence.cites if rel not in holders and (rel in home[2] or rel not in worded)]
 
 
 def partly_cited_warnings(partly):
-    return [(s.line, "quote-partly-cited", f"quote \"{shown_quote(p)}\" is in {' and '.join(holders)} but not in {rel}")
-            for s, p, holders, lacking in partly for rel in lacking]
+    """One warning a quote: the pages that hold it, the ones its clause cites that do not, and the fix."""
+    warnings = []
+    for s, p, holders, lacking in partly:
+        held, lack = (" and ".join(written_label(s, rel) for rel in rels) for rels in (holders, lacking))
+        fix = "the words it supports, or drop it" if len(lacking) == 1 else "the words each supports, or drop them"
+        warnings.append((s.line, "quote-partly-cited", f"quote \"{shown_quote(p)}\" is in {held} but not in "
+                                                        f"{lack.replace(' and ', ' or ')}: move {lack} to {fix}"))
+    return warnings
 
 
 def number_checks(sentences, lookup, answer):
@@ -4341,15 +4563,17 @@ def number_checks(sentences, lookup, answer):
         numbers, dates, orphans = stated_numbers(claim_text(sentence))
         known = set().union(*(lookup.numbers_in(rel) for rel in sentence.cites))
         folded = " ".join(lookup.folded(rel) for rel in sentence.cites) if dates else ""
-        where = " or ".join(sentence.cites)
+        where = pages_named(lookup, sentence.cites)
         for written, sign, derived in numbers:
             if derived:
                 counts["derived"] += 1
                 result = evaluate(derived[1])
                 if result is None or not derivation_holds(written, derived[0], result):
-                    got = "is not arithmetic" if result is None else f"gives {result:g}"
+                    got = "is not arithmetic" if result is None else \
+                        f"gives {shown_result(written, derived[0], result)}"
+                    number = written + ("%" if derived[0] else "")
                     problems.append((kind, sentence.line, "wrong-derivation",
-                                     f"derived number {written}: (= {derived[1].strip()}) {got}"))
+                                     f"derived number {number}: (= {derived[1].strip()}) {got}"))
             elif {sign.replace("−", "-") + v if sign else v for v in number_values(written)} & known:
                 counts["verified"] += 1
             else:
@@ -4367,16 +4591,17 @@ def number_checks(sentences, lookup, answer):
     return problems, counts
 
 
-def citation_rule_problems(blocks, answer, notes):
+def citation_rule_problems(blocks, answer, notes, excused=frozenset()):
     """Every paragraph and list item of the answer and every finding — with what is nested in it —
-    cites a saved page, itself or through a footnote; a Findings list exists."""
+    cites a saved page, itself or through a footnote; a Findings list exists. A table's header row
+    is not asked, nor the units in `excused` (ids: their uncited quote is their error)."""
     cited = {}
     for block in blocks:
         here = any(l.rel or l.problem for l in block.links) or \
             any(n not in notes or any(l.rel or l.problem for l in notes[n]) for n in block.notes)
         cited[id(block.unit)] = cited.get(id(block.unit), False) or here   # a broken link is reported as such
-    problems, units = [], [b for b in blocks if b.unit is b and b.kind != "footnote"]
-    for unit in units:
+    problems, units = [], [b for b in blocks if b.unit is b and b.kind not in ("footnote", "header")]
+    for unit in (u for u in units if id(u) not in excused):
         if unit.section.lower() == "findings":
             if not cited[id(unit)]:
                 problems.append((unit.line, "uncited-finding", "finding has no citation to a saved source"))
@@ -4405,7 +4630,7 @@ NAME = r"((?:[A-Z][\w'’.-]*\s+(?:(?:of|the|de|la|van|von|der|den|du|al|bin|ibn
 ATTRIBUTIONS = (re.compile(rf"\b[Aa]ccording to (?:the\s+)?(?:{ROLE}\s+){{0,2}}{NAME}"),
                 re.compile(rf"{NAME},?\s+(?:(?:has|had|once|later|also|then)\s+)?{SPEECH}\b"),
                 re.compile(rf"\b{SPEECH},?\s+(?:the\s+)?(?:{ROLE}\s+){{0,2}}{NAME}"),
-                re.compile(rf"{NAME}:\s*[\"“„‘‚«»‹「『]"))
+                re.compile(rf"(?m)^[ \t]*(?:—|–|―|--)[ \t]*(?:(?:{ROLE})\.?\s+){{0,2}}{NAME}"))   # — X under a quote
 NOT_NAMES = frozenset("he she they it we i you this that these those there critics scholars researchers experts "
                       "authors author others some many officials scientists historians studies study reports report "
                       "sources source one both all most who which later also the a an its their his her our".split())
@@ -4420,8 +4645,8 @@ def bare_name(name):
 
 
 def speakers(sentence):
-    """Names a sentence credits with its quotation ("X said", "according to X", "X: …", "…, X wrote"),
-    without titles and roles."""
+    """Names a sentence credits with its quotation ("X said", "according to X", "…, X wrote", a block
+    quote's "— X"), without titles and roles. `<claim>: "…"` introduces a passage, not a speaker."""
     masked = blank(sentence.text, [(s - sentence.start + 1, e - sentence.start - 1) for s, e, _ in sentence.quotes] +
                    [(l.start - sentence.start, l.end - sentence.start) for l in sentence.links])
     names = []
@@ -4530,8 +4755,9 @@ def cite_check(path, lookup=None, text=None):
     verdicts = quote_verdicts(sentences, lookup)
     partly = partly_cited(verdicts)
     numbered, counts = number_checks(sentences, lookup, answer)
-    errors += quote_problems(verdicts, lookup) + footnote_problems(prose)
-    errors += [p[1:] for p in numbered if p[0] == "error"] + citation_rule_problems(prose, answer, notes)
+    errors += quote_problems(verdicts, lookup) + footnote_problems(prose) + unread_problems(blocks, sentences)
+    reported = reported_units(verdicts, prose)
+    errors += [p[1:] for p in numbered if p[0] == "error"] + citation_rule_problems(prose, answer, notes, reported)
     run = run_of(title, lookup.events)
     run_pages = lookup.run_pages(run)
     warnings = [p[1:] for p in numbered if p[0] == "warning"] + partly_cited_warnings(partly)
@@ -4542,7 +4768,8 @@ def cite_check(path, lookup=None, text=None):
 
 
 def never_cited(run_pages, links):
-    cited = {l.rel for l in links if l.rel}
+    """Pages of the run no citation names — nor a broken one is meant for (its error says which)."""
+    cited = {l.rel or l.meant for l in links}
     return [(0, "never-cited", f"saved source {rel} is never cited") for rel in run_pages if rel not in cited]
 
 
@@ -4554,6 +4781,7 @@ def coverage_of(sentences, verdicts, counts, links, run_pages, lookup):
         if link.rel:
             per_source[link.rel] = per_source.get(link.rel, 0) + 1
     order = {rel: n for n, rel in enumerate(lookup.pages())}
+    sentences = [s for s in sentences if s.block.kind != "header"]   # a header's cells label columns
     return {"sentences": len(sentences), "cited": sum(1 for s in sentences if s.cites and not s.fallback),
             "quotes": {v: sum(1 for x in verdicts if x[2] == v)
                        for v in ("verified", "not_found", "no_citation", "exempt")},
@@ -4603,7 +4831,7 @@ STOPWORDS = frozenset(
     "ours out over own same she should so some such than that the their theirs them then there these they this "
     "those through to too under until up very was we were what when where which while who whom why will with "
     "would you your yours".split())
-REVIEW_KINDS = ("uncited-sentence", "quote-partly-cited", "weak", "derived")   # the most pressing first
+REVIEW_KINDS = ("uncited-sentence", "weak", "derived")   # the most pressing first
 REVIEW_CAP = 12          # review lines printed (the rest are in the --table file): ≤ 6,000 characters in all
 REVIEW_SENTENCE = 160    # characters of a sentence in a review line
 REVIEW_PASSAGE = 200     # characters of its passage
@@ -4699,10 +4927,12 @@ def support(sentence, lookup):
 
 
 def clauses(sentence):
-    """[(start, end, pages)] of the parts of a sentence that cite for themselves: cut at `;` and
-    after each run of citations; a part citing nothing joins the next (the last, the one before)."""
+    """[(start, end, pages)] of the parts of a sentence that cite for themselves: cut at `;` (not
+    one inside a quote) and after each run of citations; a part citing nothing joins the next (the
+    last, the one before)."""
     text, at, links = sentence.text, sentence.start, sentence.links
-    cuts = {m.end() for m in re.finditer(";", text)} | {
+    cuts = {m.end() for m in re.finditer(";", text)
+            if not any(s - at <= m.start() < e - at for s, e, _ in sentence.quotes)} | {
         link.end - at for link, after in zip(links, links[1:] + [None])
         if after is None or text[link.end - at:after.start - at].strip(" \t\n,;")}
     parts, start = [], 0
@@ -4733,18 +4963,21 @@ def states_something(sentence):
     return bool(sentence.quotes or numbers or dates) or len(content_words(claim)) >= CLAIM_WORDS
 
 
-def review_kind(sentence, ranked, result, lacking):
+def review_kind(sentence, ranked, result):
     """Why a sentence needs rereading, or None: a claim of the answer, the findings or the
-    disagreements without a citation of its own; a quote some of its pages lack; weak support;
-    a number derived by (= …)."""
+    disagreements without a citation of its own; weak support; a number derived by (= …). A table
+    cell citing nothing itself labels its row, a sentence citing nothing that ends in `:` introduces
+    what follows, and a block quote is checked word for word against what cites it: none of them is
+    asked for a citation or support of its own."""
+    if sentence.fallback and claim_text(sentence).rstrip().endswith(":"):
+        return None
     section = sentence.block.section.lower()
     strict = sentence.block.section == result.answer or section.startswith(OWN_CITATION_SECTIONS)
-    if sentence.fallback and strict and sentence.block.kind != "row" and states_something(sentence) and \
-            (sentence.cites or section.startswith("disagreement")):
+    label = sentence.block.kind == "row" and sentence.fallback
+    if sentence.fallback and strict and sentence.block.kind != "row" and not sentence.quoted and \
+            states_something(sentence) and (sentence.cites or section.startswith("disagreement")):
         return "uncited-sentence"
-    if lacking:
-        return "quote-partly-cited"
-    if ranked and ranked[0][1] < WEAK_SUPPORT and not clauses_hold(sentence, result.lookup):
+    if ranked and ranked[0][1] < WEAK_SUPPORT and not label and not clauses_hold(sentence, result.lookup):
         return "weak"
     if any(derived for _, _, derived in stated_numbers(claim_text(sentence))[0]):
         return "derived"
@@ -4754,16 +4987,15 @@ def review_kind(sentence, ranked, result, lacking):
 def reviews(result, ranked):
     """[(sentence, kind, (rel, share, passage) or None)] of every sentence to reread, the most
     pressing kind first; `ranked` is each sentence's support. The remarks about the sources
-    (Reliability, Method, Limitations) are not reviewed."""
-    lacking = {id(s): rels for s, _, _, rels in result.partly}
+    (Reliability, Method, Limitations) and a table's header row are not reviewed; a quote cited
+    beside pages that lack it is a warning (quote-partly-cited), not also a review item."""
     found = []
     for sentence in result.sentences:
-        if sentence.block.section.lower().startswith(REMARK_SECTIONS):
+        if sentence.block.section.lower().startswith(REMARK_SECTIONS) or sentence.block.kind == "header":
             continue
-        kind = review_kind(sentence, ranked[id(sentence)], result, lacking.get(id(sentence)))
+        kind = review_kind(sentence, ranked[id(sentence)], result)
         if kind:
-            best = [r for r in ranked[id(sentence)] if kind != "quote-partly-cited" or r[0] in lacking[id(sentence)]]
-            found.append((sentence, kind, (best or [None])[0]))
+            found.append((sentence, kind, (ranked[id(sentence)] or [None])[0]))
     return sorted(found, key=lambda r: (REVIEW_KINDS.index(r[1]), r[0].line))
 
 

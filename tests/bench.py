@@ -22,6 +22,7 @@ TESTS = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(TESTS)
 sys.path[:0] = [TESTS, ROOT]
 
+import citecheck_corpus  # noqa: E402
 from standins import (FirecrawlStandIn, Reply, SearxngStandIn, SilentStandIn, captured_reply, make_hit,  # noqa: E402
                       page_body)
 from web import DOCTOR_WAIT, NOTE_LINE as NOTE  # noqa: E402
@@ -511,6 +512,22 @@ def verification(env, baseline):
                      f"{read:,} + {auditor_cap:,} vs {old:,} characters"))
         rows.append(("  now / 2.0.0, with a real auditor's answer", (read + auditor_real) / old, "(reported)", True,
                      f"{read:,} + {auditor_real:,} vs {old:,} characters"))
+    return rows + real_verification(env, baseline)
+
+
+def real_verification(env, baseline):
+    """cite-check's output for a real 8-source synthesis (tests/fixtures: real pages, a synthesis written from
+    them as Claude writes one, its multi-citation sentences quoting one page each), and the --baseline's for it."""
+    path = citecheck_corpus.write_real_topic(env["WEB_MD_ROOT"])
+    now = subprocess.run([PY, WEB, "cite-check", path], env=env, capture_output=True)
+    read = len(now.stdout.decode()) + len(now.stderr.decode())
+    rows = [("verification of a real 8-source synthesis (tests/fixtures/realpages)", read / 6000, "<= 1.00 (6,000)",
+             read <= 6000 and now.returncode == 0, f"{read:,} characters; exit {now.returncode}")]
+    if baseline:
+        before = subprocess.run([PY, baseline, "cite-check", path], env=env, capture_output=True)
+        old = len(before.stdout.decode()) + len(before.stderr.decode())
+        rows.append(("  now / --baseline on the same synthesis", read / old, "(reported)", True,
+                     f"{read:,} vs {old:,} characters (baseline exit {before.returncode})"))
     return rows
 
 

@@ -141,9 +141,12 @@ def test_each_table_cell_is_checked_against_its_own_citation(check):
     assert kinds(uncited.errors) == ["uncited-finding"]
 
 
-def test_a_tables_header_row_is_not_prose_but_a_row_without_a_rule_is(check):
-    header = '| "An invented quote as a header" | b |\n| --- | --- |\n| Reef ' + REEF1 + " | x |"
-    assert check(synthesis(header)).errors == []
+def test_a_tables_header_row_is_read_for_its_quotes_only_and_a_row_without_a_rule_is_prose(check):
+    header = '| Site "as surveyed" | Count 2019 |\n| --- | --- |\n| Reef ' + REEF1 + " | x |"
+    assert check(synthesis(header)).errors == [] and check(synthesis(header)).coverage["sentences"] == 4
+    invented = header.replace("as surveyed", "an invented quote as a header")
+    assert check(synthesis(invented)).errors == [
+        (12, "quote-no-citation", 'quote "an invented quote as a header" has no citation')]
     no_rule = '| "An invented quote in a plain row" ' + REEF1 + " |"
     assert kinds(check(synthesis(no_rule)).errors) == ["quote-not-found"]
 
@@ -170,9 +173,10 @@ def test_a_footnote_without_a_citation_does_not_cite(check):
 
 def test_headings_of_both_kinds_are_not_prose_and_underlined_ones_open_sections(check):
     text = synthesis(f"- Recovery was fast {REEF1}.").replace("## Findings\n", "Findings\n--------\n")
-    text = text.replace("## Reliability\n", '"An invented quote as a heading"\n===\n\n## Reliability\n')
+    text = text.replace("## Reliability\n", 'Notes on "recovery"\n===\n\n## Reliability\n')
     result = check(text)
-    assert result.errors == [] and result.coverage["quotes"]["verified"] == 0
+    assert result.errors == [] and result.coverage["quotes"] == {"verified": 0, "not_found": 0, "no_citation": 0,
+                                                                 "exempt": 0}
     assert kinds(check(text.replace("Findings\n--------\n", "Findings\n\n")).errors) == ["no-findings",
                                                                                       "uncited-answer"]
 
@@ -189,8 +193,8 @@ def test_indented_code_and_thematic_breaks_are_not_prose(check):
 def test_the_outline_of_nested_content_keeps_its_unit():
     blocks, _ = web.outline("## Findings\n\n- one\n  > quoted\n\n  more\n  - nested\n- two\n\nafter\n")
     assert [(b.kind, b.text, b.unit.text) for b in blocks] == [
-        ("item", "one\nquoted", "one\nquoted"), ("paragraph", "more", "one\nquoted"),
-        ("item", "nested", "one\nquoted"), ("item", "two", "two"), ("paragraph", "after", "after")]
+        ("item", "one", "one"), ("quote", "quoted", "one"), ("paragraph", "more", "one"),
+        ("item", "nested", "one"), ("item", "two", "two"), ("paragraph", "after", "after")]
 
 
 # --- A4: quotation marks of every language, apostrophes apart ------------------------------------------
@@ -241,7 +245,7 @@ def test_a_page_listed_in_sources_only_is_still_never_cited(check):
 def test_a_quote_some_of_its_cited_pages_lack_is_a_warning(check):
     partly = check(synthesis(f'- "{QUOTE}" {REEF1} {CENSUS2}.'))
     assert partly.errors == [] and warned(partly, "quote-partly-cited") == [
-        f'quote "{QUOTE}" is in web/reef.md but not in web/census.md']
+        f'quote "{QUOTE}" is in [1] but not in [2]: move [2] to the words it supports, or drop it']
     both = dict(ALL_PAGES, **{"web/census.md": ALL_PAGES["web/census.md"] + f"\nThey wrote that {QUOTE}.\n"})
     assert warned(check(synthesis(f'- "{QUOTE}" {REEF1} {CENSUS2}.'), both), "quote-partly-cited") == []
 
@@ -348,12 +352,13 @@ def test_a_table_cell_is_not_asked_for_its_own_citation(check):
     assert review(check(synthesis(table))) == []
 
 
-def test_the_review_names_the_page_a_quote_is_missing_from_and_derived_numbers(check):
-    entries = review(check(synthesis(f'- "{QUOTE}" {REEF1} {CENSUS2}.\n- Colonies grew by 260 (= 1,240 − 980) {REEF1}.')))
-    assert [(e["line"], e["kind"], e["cites"], e["from"]) for e in entries] == [
-        (12, "quote-partly-cited", ["1", "2"], "2"), (13, "derived", ["1"], "1")]
-    assert entries[1]["passage"] == "Surveys counted 1,240 colonies in 2019, up from 980 colonies in 2017."
-    assert entries[1]["sentence"] == "Colonies grew by 260 (= 1,240 − 980) [1]."
+def test_the_review_lists_derived_numbers_and_leaves_a_partly_cited_quote_to_its_warning(check):
+    result = check(synthesis(f'- "{QUOTE}" {REEF1} {CENSUS2}.\n- Colonies grew by 260 (= 1,240 − 980) {REEF1}.'))
+    entries = review(result)
+    assert [(e["line"], e["kind"], e["cites"], e["from"]) for e in entries] == [(13, "derived", ["1"], "1")]
+    assert [line for line, kind, _ in result.warnings if kind == "quote-partly-cited"] == [12]
+    assert entries[0]["passage"] == "Surveys counted 1,240 colonies in 2019, up from 980 colonies in 2017."
+    assert entries[0]["sentence"] == "Colonies grew by 260 (= 1,240 − 980) [1]."
 
 
 def entry(line, kind="weak", sentence="s", passage="p"):
@@ -383,7 +388,7 @@ def test_the_review_is_most_pressing_kind_first_then_by_line(check):
     text = synthesis(f"- Parrotfish zebras giraffes {REEF1}.\n- Colonies grew by 260 (= 1,240 − 980) {REEF1}.\n"
                      f'- "{QUOTE}" {REEF1} {CENSUS2}.\n- Reefs recover {REEF1}. Recovery was remarkably fast.')
     assert [(e["line"], e["kind"]) for e in review(check(text))] == [
-        (15, "uncited-sentence"), (14, "quote-partly-cited"), (12, "weak"), (13, "derived")]
+        (15, "uncited-sentence"), (12, "weak"), (13, "derived")]
 
 
 # --- B: the report on disk: text, JSON and size ------------------------------------------------------------
@@ -484,7 +489,8 @@ def test_a_row_without_spaces_around_its_pipes_is_read_cell_by_cell(check):
 
 def test_a_header_row_at_the_end_of_a_paragraph_leaves_the_paragraph(check):
     blocks, _ = web.outline("## Findings\n\nline one\nline two\nA | B\n--- | ---\nx | y\n")
-    assert [(b.kind, b.text) for b in blocks] == [("paragraph", "line one\nline two"), ("row", "x | y")]
+    assert [(b.kind, b.line, b.text) for b in blocks] == [("paragraph", 3, "line one\nline two"),
+                                                          ("header", 5, "A | B"), ("row", 7, "x | y")]
     blocks, _ = web.outline("|---|---|\n| a | b |\n")
     assert [(b.kind, b.text) for b in blocks] == [("row", "| a | b |")]
     assert [b.kind for b in web.outline("Text right at the top.\n")[0]] == ["paragraph"]
