@@ -189,9 +189,13 @@ def test_dry_run_end_to_end(run, searx, fire, md_root):
     assert run("status", "--topic", TOPIC, "--json").json["synthesis"] == {
         "path": shown, "status": "failing", "errors": 3, "checked": f"{web.now_utc():%Y-%m-%d}"}
 
-    # the budget holds: once it is spent a scrape is refused, without a request or a ledger line
-    requests_before, ledger = len(fire.requests), (md_root / TOPIC / "web" / "_ledger.jsonl").read_bytes()
-    third = run("scrape", "--topic", TOPIC, "--from", picks, "--json")
+    # the budget holds: once it is spent a scrape of a new page is refused, without a request or a ledger line;
+    # pages already saved are still reported as such
+    requests_before = len(fire.requests)
+    again = run("scrape", "--topic", TOPIC, "--from", picks, "--json")
+    assert again.code == 0 and {s["reason"] for s in again.json["skipped"]} <= {"already saved", "duplicate candidate"}
+    ledger = (md_root / TOPIC / "web" / "_ledger.jsonl").read_bytes()
+    third = run("scrape", "https://new.example.org/page", "--topic", TOPIC, "--json")
     assert third.code == web.EXIT_USAGE and third.err == ("web.py: usage: the run's budget is spent: 4 of 4 pages "
                                                           "saved — add --force to go past it\n")
     assert len(fire.requests) == requests_before and (md_root / TOPIC / "web" / "_ledger.jsonl").read_bytes() == ledger
