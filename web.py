@@ -1913,6 +1913,7 @@ class ScrapeBatch:
         self.in_flight, self.ready, self.keys, self.twins = {}, {}, {}, {}
         self.saved, self.failed, self.skipped, self.unused, self.box_failures = [], [], [], [], []
         self.limit, self.workers, self.grace_until = limit, args.workers or cfg.workers, None
+        self.announced = set()   # picks whose progress line was printed
         self.budget = budget   # (max_sources, names of the pages the run saved) or None
 
     def budget_met(self):
@@ -1935,7 +1936,9 @@ class ScrapeBatch:
                     for future in sorted(done, key=lambda f: self.in_flight[f][0]):
                         self.settle(future, *self.in_flight.pop(future))
                     self.commit()
+                    self.announce()
                 self.commit(final=True)
+                self.announce(final=True)
         except KeyboardInterrupt:
             rest = sorted(list(self.in_flight.values()) + [(p, c) for p, (c, _) in self.ready.items()],
                           key=lambda p: p[0])
@@ -2025,6 +2028,19 @@ class ScrapeBatch:
             for pick in sorted(self.ready):
                 self.leave(pick, self.ready.pop(pick)[0])
 
+    def announce(self, final=False):
+        """Progress on a terminal: each saved page with its citation number, as the report gives it — once
+        no higher-ranked pick still loading or in reserve could take a lower number (`final`: none can)."""
+        if not sys.stderr.isatty():
+            return
+        open_picks = [] if final else [p for p, _ in self.in_flight.values()] + list(self.ready)
+        due = [e for e in sorted(self.saved, key=lambda e: e["pick"])
+               if e["pick"] not in self.announced and e["pick"] < min(open_picks, default=e["pick"] + 1)]
+        numbers = source_numbers(self.store.events(), self.store.web_dir) if due else {}
+        for entry in due:
+            self.announced.add(entry["pick"])
+            progress(f"[{numbers.get(os.path.basename(entry['path']))}] saved {entry['path']}")
+
     def save(self, pick, candidate, page):
         header, body, title, words, flags = page
         twin = self.twins.get(encode_page(header, body)[1])
@@ -2044,9 +2060,6 @@ class ScrapeBatch:
                                            version.get("version")), pick=pick))
         self.record(pick, candidate, "saved", path=shown, sha256=sha, words=words, flags=flags, title=title,
                     **version, **({"over_budget": True} if self.past_budget(page_base(name)) else {}))
-        if sys.stderr.isatty():   # the page's citation number, as the report gives it
-            progress(f"[{source_numbers(self.store.events(), self.store.web_dir).get(os.path.basename(path))}] "
-                     f"saved {shown}")
 
     def past_budget(self, name):
         """True when saving this page takes the run past its budget (--force); the page is counted."""

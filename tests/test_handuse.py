@@ -2,9 +2,10 @@
 a doctor that answers in seconds, and wording that says what it counts."""
 
 import json
+import time
 
 import pytest
-from standins import make_hit
+from standins import Reply, make_hit
 
 import web
 from conftest import run_process
@@ -255,6 +256,26 @@ def test_progress_names_pages_by_their_citation_number(run, fire, md_root):
     r = run("scrape", "https://c.org/3", "--topic", "t", tty=True)
     assert r.err == f"[3] saved {web.display_path(md_root / 't' / 'web' / 'c-org-3.md')}\n"
     assert r.out.startswith("saved    [3] ")
+
+
+def test_a_page_that_finishes_before_a_higher_pick_is_announced_after_it_with_its_final_number(run, fire, md_root):
+    import threading
+    from standins import article_page
+    hold = threading.Event()
+    fire.set_page("https://a.org/1", Reply(200, article_page("https://a.org/1"), hold=hold))
+    fire.set_articles("https://b.org/2")
+    web_dir = md_root / "t" / "web"
+
+    def release_a_once_b_is_saved():
+        for _ in range(2000):
+            if (web_dir / "b-org-2.md").exists():
+                break
+            time.sleep(0.005)
+        hold.set()
+    threading.Thread(target=release_a_once_b_is_saved, daemon=True).start()
+    r = run("scrape", "https://a.org/1", "https://b.org/2", "--topic", "t", "--workers", "2", tty=True)
+    assert r.err == f"[1] saved {web.display_path(web_dir / 'a-org-1.md')}\n[2] saved {web.display_path(web_dir / 'b-org-2.md')}\n"
+    assert [line.split()[1] for line in r.out.splitlines()] == ["[1]", "[2]"]   # as the report numbers them
 
 
 # --- doctor in seconds --------------------------------------------------------------------------
