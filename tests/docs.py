@@ -30,7 +30,7 @@ sys.path[:0] = [ROOT, TESTS]
 
 import web  # noqa: E402
 
-SYNTHESIS = "md/demo/how-do-tide-pools-work-synthesis.md"
+SYNTHESIS = f"md/demo/how-do-tide-pools-work-{web.now_utc():%Y-%m-%d}-synthesis.md"   # a run's, named by its day
 TIDES, ZONES = "[1](web/example-org-tides.md)", "[2](web/shore-example-edu-intertidal-zones.md)"
 CENSUS, BARNACLES = "[3](web/census-example-org-shore-species-2023.md)", "[4](web/sealife-example-net-barnacles.md)"
 DRAFT = f"""# How do tide pools work?
@@ -87,17 +87,17 @@ SESSION = [
     ("scrape-out", "run", "python3 web.py scrape https://guide.example.org/tide-pools --out guide.md"),
     ("init", "run", 'python3 web.py init "how do tide pools work" --topic demo --max-sources 4 --deep --max-rounds 2 --json'),
     ("search-1", "run", 'python3 web.py search "tide pool ecology" "intertidal zones" --topic demo --max 3'),
-    ("picks-1", "write", ("md/demo/web/_picks-1.json", picks([
+    ("picks-1", "write", ("md/demo/web/_picks-1.1.json", picks([
         {"url": "https://survey.example.gov/tidepools-2019", "relevance": "The 2019 field survey: primary counts"},
         {"url": "https://example.org/tides", "relevance": "A field guide to tide pools, with a species table"},
         {"url": "https://shore.example.edu/intertidal-zones", "relevance": "How ecologists zone the shore"}]))),
-    ("scrape-1", "run", "python3 web.py scrape --topic demo --from md/demo/web/_picks-1.json --limit 2"),
+    ("scrape-1", "run", "python3 web.py scrape --topic demo --from md/demo/web/_picks-1.1.json --limit 2"),
     ("search-2", "run", 'python3 web.py search "tide pool species survey" --topic demo'),
-    ("picks-2", "write", ("md/demo/web/_picks-2.json", picks([
+    ("picks-2", "write", ("md/demo/web/_picks-1.2.json", picks([
         {"url": "https://census.example.org/shore-species-2023", "relevance": "The 2023 census of shore species"},
         {"url": "https://example.org/tides", "relevance": "already saved"},
         {"url": "https://sealife.example.net/barnacles", "relevance": "How barnacles live in the high zone"}]), (1, 3))),
-    ("scrape-2", "run", "python3 web.py scrape --topic demo --from md/demo/web/_picks-2.json --limit 2"),
+    ("scrape-2", "run", "python3 web.py scrape --topic demo --from md/demo/web/_picks-1.2.json --limit 2"),
     ("page", "show", ("md/demo/web/example-org-tides.md", 12)),
     ("outline", "run", "python3 web.py outline guide.md"),
     ("manifest", "run", "python3 web.py manifest --topic demo"),
@@ -106,6 +106,7 @@ SESSION = [
     ("synthesis", "write", (SYNTHESIS, FIXED, (7, 11))),
     ("cite-check", "run", f"python3 web.py cite-check {SYNTHESIS}"),
     ("status", "run", "python3 web.py status --topic demo"),
+    ("refresh", "run", "python3 web.py refresh --topic demo"),
     ("export-bibtex", "run",
      f"python3 web.py export --topic demo --format bibtex --cited-in {SYNTHESIS} --out demo.bib"),
     ("policy", "write", ("md/shore/sources.txt", POLICY)),
