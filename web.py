@@ -4571,7 +4571,7 @@ def number_checks(sentences, lookup, answer):
     for sentence in sentences:
         if not sentence.cites:
             continue
-        strict = sentence.block.section == answer or sentence.block.section.lower() == "findings"
+        strict = sentence.block.section == answer or finding_section(sentence.block.section)
         kind = "error" if strict else "warning"
         numbers, dates, orphans = stated_numbers(claim_text(sentence))
         known = set().union(*(lookup.numbers_in(rel) for rel in sentence.cites))
@@ -4604,6 +4604,11 @@ def number_checks(sentences, lookup, answer):
     return problems, counts
 
 
+def finding_section(name):
+    """True for the sections whose items are findings: Findings, and an update run's "Since <date>"."""
+    return name.lower() == "findings" or name.lower().startswith("since ")
+
+
 def citation_rule_problems(blocks, answer, notes, excused=frozenset()):
     """Every paragraph and list item of the answer and every finding — with what is nested in it —
     cites a saved page, itself or through a footnote; a Findings list exists. A table's header row
@@ -4615,7 +4620,7 @@ def citation_rule_problems(blocks, answer, notes, excused=frozenset()):
         cited[id(block.unit)] = cited.get(id(block.unit), False) or here   # a broken link is reported as such
     problems, units = [], [b for b in blocks if b.unit is b and b.kind not in ("footnote", "header")]
     for unit in (u for u in units if id(u) not in excused):
-        if unit.section.lower() == "findings":
+        if finding_section(unit.section):
             if not cited[id(unit)]:
                 problems.append((unit.line, "uncited-finding", "finding has no citation to a saved source"))
         elif unit.section == answer and not cited[id(unit)]:

@@ -575,3 +575,19 @@ def test_a_warning_on_a_line_is_reported_with_its_line(run, md_root):
     path.write_text(synthesis(f"- Growth was 3.5% {CENSUS2}.", reliability=f"Of the pages, 13 were primary {REEF1}."),
                     encoding="utf-8")
     assert f"{web.display_path(path)}:16: warning: number 13 is not in web/reef.md" in run("cite-check", path).out
+
+
+# --- an update run's "Since <date>" section holds findings ------------------------------------------------
+
+def test_an_update_runs_since_section_is_checked_like_the_findings(check):
+    faithful = synthesis(f"- Surveys counted 1,240 colonies {REEF1}.",
+                         extra=f"\n## Since 2026-06-01\n\n- Surveys counted 1,240 colonies {REEF1}.\n")
+    assert check(faithful).errors == []
+    since = "\n## Since 2026-06-01\n\n- The count rose to 1,500 colonies " + REEF1 + ".\n- The page was rewritten.\n"
+    result = check(synthesis(f"- Surveys counted 1,240 colonies {REEF1}.", extra=since))
+    assert [(kind, message) for _, kind, message in result.errors] == [
+        ("number-not-found", "number 1,500 is not in web/reef.md"),      # an error there, as in the findings
+        ("uncited-finding", "finding has no citation to a saved source")]
+    elsewhere = check(synthesis(f"- Surveys counted 1,240 colonies {REEF1}.", extra=since.replace("Since 2026-06-01",
+                                                                                                   "Background")))
+    assert elsewhere.errors == [] and [k for _, k, _ in elsewhere.warnings if k != "never-cited"] == ["number-not-found"]

@@ -505,3 +505,4 @@ def test_an_already_saved_url_is_reported_as_saved_even_when_the_budget_is_spent
     r = run("scrape", A, B, "--topic", "s")
     assert r.code == web.EXIT_USAGE and r.err == ("web.py: usage: the run's budget is spent: 1 of 1 pages saved; 1 of "
                                                  "the candidates are saved already — add --force to go past it\n")
+
