@@ -109,7 +109,7 @@ FILLING = {"the goal, as a title": "How fast do reefs recover?", "goal as given"
            "your own arithmetic": "The species lists", "who said it": "Dr. Maria Lopez",
            "a claim from the corpus, with --with-corpus":
            "Divers logged cold water on the outer reef", "corpus-file": "notes", "title": "A",
-           "url": "https://a.example/"}
+           "url": "https://a.example/", "the earlier synthesis's date": "2026-06-01"}
 
 
 def reference_example():

@@ -138,17 +138,18 @@ def test_the_procedure_keeps_its_order_and_the_checkpoint():
              "**9. Synthesis.**", "**10. Cite-check, then the audit.**"]
     positions = [text.index(s) for s in steps]
     assert positions == sorted(positions) and "**stop**" in text
-    assert "_picks-<round>.json" in text and "--limit <limit>" in text and "with `limit` from status" in text
+    assert "_picks-<run>.<round>.json" in text and "--limit <limit>" in text and "with `limit` from status" in text
 
 
 # The JSON fields SKILL.md tells Claude to read, by command: each must be named there and really
 # occur in the command's answer (checked against a stand-in run below).
 READ_FIELDS = {
-    "init": ["run", "options", "limit", "web_dir", "synthesis", "corpus"],
-    "status": ["round", "scraped", "limit", "stop", "retry", "next", "synthesis", "date"],
+    "init": ["run", "options", "limit", "web_dir", "synthesis", "corpus", "earlier", "date", "audit"],
+    "status": ["round", "scraped", "limit", "stop", "retry", "next", "synthesis", "date", "notes"],
     "search": ["queries", "results", "rank", "url", "title", "snippet", "engines", "published", "q", "flags", "seen",
-               "n", "prefer"],
+               "n", "prefer", "picks"],
     "scrape": ["saved", "n", "path", "title", "words", "flags", "reader", "failed", "kind", "skipped", "not_attempted"],
+    "refresh": ["pages", "outcome", "lost"],
 }
 
 
@@ -182,6 +183,18 @@ def test_every_field_the_skill_names_is_in_the_real_answers(run, searx, fire, md
     seen["scrape"] = keys(scrape) | keys(run("scrape", "https://a.org/x", "--topic", "t", "--json").json)
     seen["search"] |= keys(run("search", "q", "--topic", "t", "--json").json)
     seen["status"] = keys(run("status", "--topic", "t", "--json").json)
+    synthesis = md_root / "t" / os.path.basename(run("status", "--topic", "t", "--json").json["synthesis"]["path"])
+    page = md_root / "t" / "web" / "c-org-z.md"
+    quote = page.read_text("utf-8").split("\n\n")[-1].split(". ")[0]
+    synthesis.write_text(f"# Goal\n\n## Answer\n\nIt says \"{quote}\" [1](web/c-org-z.md).\n\n## Findings\n\n"
+                         f"- \"{quote}\" [1](web/c-org-z.md).\n", encoding="utf-8")
+    payload = {"cwd": str(md_root), "session_id": "s", "tool_name": "Agent", "tool_input": {
+        "subagent_type": "citation-auditor", "prompt": f"Synthesis: {synthesis}"},
+        "tool_response": {"content": [{"type": "text", "text": "Problems: 0"}]}}
+    run("hook", "post", stdin=json.dumps(payload))
+    fire.set_page("https://c.org/z", page_body("https://c.org/z", "Another text altogether. " * 30))
+    seen["refresh"] = keys(run("refresh", "--topic", "t", "--json").json)
+    seen["init"] |= keys(run("init", "goal", "--topic", "t", "--json").json)
     for command, fields in READ_FIELDS.items():
         assert set(fields) <= seen[command], (command, set(fields) - seen[command])
 
