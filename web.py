@@ -4063,7 +4063,7 @@ class SourceLookup:
         self.events = read_ledger(os.path.join(web_dir, "_ledger.jsonl")) if events is None else events
         names = sorted(p[4:] for p in files if p.startswith("web/")) if files is not None else None
         self.numbers = source_numbers(self.events, web_dir, names)
-        self._cache, self._tokens, self._names = {}, {}, None
+        self._cache, self._tokens, self._latest = {}, {}, None
 
     def resolve(self, target):
         """(path relative to the topic, problem): a readable page, a broken citation, or (None, None)
@@ -4111,11 +4111,13 @@ class SourceLookup:
         web/x.md), else None."""
         if not rel.startswith("web/"):
             return None
-        if self._names is None:
-            self._names = [p[4:] for p in self.files if p.startswith("web/")] if self.files is not None else \
-                page_files(os.path.join(self.topic_dir, "web"))
-        versions = [n for n in self._names if page_base(n) == page_base(rel[4:])]
-        latest = max(versions, key=page_version, default=rel[4:])
+        if self._latest is None:   # each page's latest version, by its first version's name
+            self._latest = {}
+            for name in [p[4:] for p in self.files if p.startswith("web/")] if self.files is not None else \
+                    page_files(os.path.join(self.topic_dir, "web")):
+                if page_version(name) > page_version(self._latest.get(page_base(name), name)):
+                    self._latest[page_base(name)] = name
+        latest = self._latest.get(page_base(rel[4:]), rel[4:])
         return f"web/{latest}" if page_version(latest) > page_version(rel[4:]) else None
 
     def folded(self, rel):

@@ -567,6 +567,56 @@ def straggler(env, fire, quick, baseline):
     return rows
 
 
+def refresh_topic(env, fire, name, n):
+    """A topic of `n` saved pages and a synthesis quoting each of them; (synthesis path, urls)."""
+    urls = [f"https://refresh-{name}.example/p{i}" for i in range(n)]
+    for i, url in enumerate(urls):
+        fire.set_page(url, page_body(url, f"Page {i} says the reef held {i} colonies in the survey.\n\n" + "word " * 300))
+    with tempfile.TemporaryDirectory() as tmp:
+        picks = os.path.join(tmp, "picks.json")
+        with open(picks, "w", encoding="utf-8") as handle:
+            json.dump([{"url": u} for u in urls], handle)
+        _, out = run_web(env, "scrape", "--topic", topic(env, name), "--from", picks, "--workers", "8", "--json")
+    saved = json.loads(out)["saved"]
+    findings = "".join(f'- "Page {i} says the reef held {i} colonies" [{e["n"]}](web/{os.path.basename(e["path"])}).\n'
+                       for i, e in enumerate(sorted(saved, key=lambda e: e["url"].rsplit("p", 1)[1].zfill(6))))
+    path = os.path.join(env["WEB_MD_ROOT"], name, "bench-synthesis.md")
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(f"# Bench\n\n## Summary\n\nIt quotes every page [1](web/{os.path.basename(saved[0]['path'])}).\n\n"
+                     f"## Findings\n\n{findings}")
+    return path, urls
+
+
+def refresh_bench(env, fire, quick):
+    """refresh of 100 cited pages, 10 changed and 5 gone, against the physical limit (W pages in flight at
+    the box's latency); then its cost per page at 10, 100 and 1,000 pages with no latency."""
+    latency, n = (0.05 if quick else 0.2), 100
+    _, urls = refresh_topic(env, fire, "r100", n)
+    for url in urls[:10]:
+        fire.set_page(url, page_body(url, "This page was rewritten since.\n\n" + "word " * 300))
+    for url in urls[10:15]:
+        fire.set_page(url, captured_reply("notfound.json"))
+    fire.delay = latency
+    wall, out = run_web(env, "refresh", "--topic", "r100", "--workers", "4", "--json")
+    fire.delay = 0
+    counts = json.loads(out)["counts"]
+    limit = math.ceil(n / 4) * latency
+    rows = [(f"refresh, 100 cited pages (10 changed, 5 gone), {latency * 1000:g} ms/page, W=4", wall / limit,
+             "<= 1.15", wall / limit <= 1.15 and counts.get("changed") == 10 and counts.get("gone") == 5,
+             f"{wall:.3f} s vs {math.ceil(n / 4)} x {latency:g} s; {counts}")]
+    sizes = (10, 100, 300) if quick else (10, 100, 1000)
+    walls = {}
+    for size in sizes:
+        refresh_topic(env, fire, f"flat{size}", size)
+        walls[size] = median_wall(env, 1 if quick else 3, "refresh", "--topic", f"flat{size}", "--workers", "8")
+    small, middle, large = (walls[s] for s in sizes)
+    early, late = (middle - small) / (sizes[1] - sizes[0]), (large - middle) / (sizes[2] - sizes[1])
+    rows.append((f"  refresh's cost a page, {sizes[1]}→{sizes[2]} pages over {sizes[0]}→{sizes[1]}, no latency",
+                 late / early, "<= 1.50", late / early <= 1.5,
+                 f"{late * 1000:.2f} vs {early * 1000:.2f} ms a page ({', '.join(f'{s}: {walls[s]:.2f} s' for s in sizes)})"))
+    return rows
+
+
 def doctor_hang(env):
     """doctor against a box that takes connections and never answers: both probes wait at once, each
     DOCTOR_WAIT seconds (1.0.0 and 2.0.0 waited 20 s for SearXNG, then 60 s for Firecrawl)."""
@@ -589,7 +639,7 @@ def main():
     parser.add_argument("--baseline", metavar="WEB_PY",
                         help="an older web.py to run the token, straggler and save-path scenarios against too "
                              "(before/after in one run)")
-    parser.add_argument("--only", choices=["tokens", "straggler", "doctor", "reading", "verification"],
+    parser.add_argument("--only", choices=["tokens", "straggler", "doctor", "reading", "verification", "refresh"],
                         help="run one scenario")
     args = parser.parse_args()
     searx, fire = SearxngStandIn(), FirecrawlStandIn()
@@ -601,7 +651,8 @@ def main():
             rows = {"tokens": lambda: tokens(env, searx, fire, args.baseline), "reading": lambda: reading(env, fire),
                     "doctor": lambda: doctor_hang(env),
                     "verification": lambda: verification(env, args.baseline),
-                    "straggler": lambda: straggler(env, fire, args.quick, args.baseline)}[args.only]()
+                    "straggler": lambda: straggler(env, fire, args.quick, args.baseline),
+                    "refresh": lambda: refresh_bench(env, fire, args.quick)}[args.only]()
         else:
             rows = fan_out(env, searx, args.quick)
             rows += budgeted_scrape(env, fire, args.quick)
@@ -612,6 +663,7 @@ def main():
             rows += reading(env, fire)
             rows += verification(env, args.baseline)
             rows += straggler(env, fire, args.quick, args.baseline)
+            rows += refresh_bench(env, fire, args.quick)
             rows += save_path(env, fire, 2 if args.quick else 20, args.baseline)
             rows += doctor_hang(env)
     searx.close()

@@ -138,6 +138,10 @@ class _Handler(BaseHTTPRequestHandler):
         self.close_connection = True
 
 
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 128   # as a real server's backlog: socketserver's 5 drops a burst's SYNs (1 s resend)
+
+
 class StandIn:
     """A threaded HTTP server on 127.0.0.1:<port> (0: a free one) with a queue of scripted faults."""
 
@@ -147,7 +151,7 @@ class StandIn:
         self.in_flight = self.max_in_flight = 0
         self.faults = deque()
         self.gate = None
-        self.server = ThreadingHTTPServer(("127.0.0.1", port), _Handler)
+        self.server = _Server(("127.0.0.1", port), _Handler)
         self.server.daemon_threads = True
         self.server.standin = self
         self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
