@@ -4115,7 +4115,8 @@ class SourceLookup:
             self._latest = {}
             for name in [p[4:] for p in self.files if p.startswith("web/")] if self.files is not None else \
                     page_files(os.path.join(self.topic_dir, "web")):
-                if page_version(name) > page_version(self._latest.get(page_base(name), name)):
+                known = self._latest.get(page_base(name))
+                if known is None or page_version(name) > page_version(known):
                     self._latest[page_base(name)] = name
         latest = self._latest.get(page_base(rel[4:]), rel[4:])
         return f"web/{latest}" if page_version(latest) > page_version(rel[4:]) else None
