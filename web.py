@@ -3287,9 +3287,9 @@ def synthesis_rows(entries):
 
 def render_synthesis_status(entry):
     """One line a person reads: `x-synthesis.md: passed cite-check on 2026-12-01`."""
-    status, when = entry["status"], entry["checked"]
+    status, when = entry["status"], entry.get("checked")
     said = {"passed": f"passed cite-check on {when}",
-            "failing": f"fails cite-check: {counted(entry['errors'], 'error')} ({when})",
+            "failing": f"fails cite-check: {counted(entry.get('errors') or 0, 'error')} ({when})",
             "changed": f"changed since cite-check ran on {when}: run it again",
             "unchecked": "not checked yet: run cite-check"}[status]
     audit = entry.get("audit")

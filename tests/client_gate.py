@@ -36,7 +36,9 @@ sys.path.insert(0, TESTS)
 
 from standins import FirecrawlStandIn, SearxngStandIn, demo_box, page_body  # noqa: E402
 
-SYNTHESIS = "md/demo/how-do-tide-pools-work-synthesis.md"
+TODAY = __import__("datetime").datetime.now(__import__("datetime").timezone.utc).strftime("%Y-%m-%d")
+SYNTHESIS = f"md/demo/how-do-tide-pools-work-{TODAY}-synthesis.md"     # the run's, as init names it
+SECOND = f"md/demo/how-do-tide-pools-work-{TODAY}-2-synthesis.md"      # a second run's, the same day
 INVENTED, TRUE = "keep seawater all year round", "hold seawater when the tide goes out"
 DRAFT = f"""# How do tide pools work
 
@@ -79,6 +81,10 @@ SCENARIOS = {   # what the scripted model does, one step per request; what must 
     "never fixes: 3 blocks, then the user is told": [WRITE] + [("text", f"Done ({i}).") for i in range(4)],
     "checkpoint turn beside an old failing synthesis": [("text", "Checkpoint: 1 page saved.")],
     "tries to stop after claude -c, blocked, fixes": [WRITE, ("text", "Done."), FIX, ("text", "Fixed.")],
+    "an update run may not replace the earlier run's synthesis": [
+        ("tool", "Write", {"file_path": SYNTHESIS, "content": "# Rewritten\n"}),
+        ("tool", "Write", {"file_path": SECOND, "content": DRAFT.replace(INVENTED, TRUE)}),
+        ("text", "Done."), ("text", "Done again.")],
 }
 
 
@@ -187,6 +193,8 @@ def verdicts(name, answer, seen, passes):
         return auditor_verdicts(seen)
     if name.startswith("checkpoint"):
         return [("the turn ends at once, unblocked", len(seen) == 1 and "Stop hook" not in answer)]
+    if name.startswith("an update run"):
+        return update_verdicts(seen)
     checks = [("the model saw the PostToolUse block right after the Write",
                "PostToolUse:Write hook blocking error" in seen[1] and INVENTED in seen[1])]
     if name.startswith("fixes"):
@@ -215,6 +223,16 @@ def reader_verdicts(answer, seen):
             ("the reader's prompt carried the page's outline", "The page's outline (web.py outline)" in first_prompt),
             ("the note was saved, its passage verbatim at its line", "checked: 1 of 1 passages verbatim" in saved),
             ("the note reached the main conversation", "The pools of part 1 hold water between tides" in seen[3])]
+
+
+def update_verdicts(seen):
+    """What must have happened when a second run's model tried to write over the first run's synthesis."""
+    with open(os.path.join(ScriptedModel.folder, SYNTHESIS), encoding="utf-8") as handle:
+        first = handle.read()
+    second = os.path.join(ScriptedModel.folder, SECOND)
+    return [("the model was told it is run 1's synthesis", "is run 1's synthesis and is kept as it was" in seen[1]),
+            ("run 1's synthesis is as it was", first == ScriptedModel.first),
+            ("this run's own synthesis was written", os.path.isfile(second) and "hold seawater" in open(second).read())]
 
 
 def auditor_verdicts(seen):
@@ -247,6 +265,12 @@ def check_all(claude):
             if name.startswith("checkpoint"):   # written in another conversation, failing
                 with open(os.path.join(folder, SYNTHESIS), "w", encoding="utf-8") as handle:
                     handle.write(DRAFT)
+            if name.startswith("an update run"):   # run 1 wrote its synthesis; run 2 has started
+                ScriptedModel.first = DRAFT.replace(INVENTED, TRUE)
+                with open(os.path.join(folder, SYNTHESIS), "w", encoding="utf-8") as handle:
+                    handle.write(ScriptedModel.first)
+                subprocess.run([sys.executable, "web.py", "init", "how do tide pools work", "--topic", "demo"],
+                               cwd=folder, capture_output=True, check=True)
             port = server.server_address[1]
             resume = "claude -c" in name
             if resume:   # the checkpoint turn first, in its own process

@@ -106,6 +106,10 @@ def test_a_second_run_of_a_goal_writes_its_own_synthesis_and_init_names_the_earl
     assert status["next"].startswith("search round 1")                 # never the earlier run's next step
     assert status["synthesis"]["status"] == "unwritten" and status["earlier"][0]["path"] == web.display_path(path)
     assert "earlier" not in run("init", "another goal", "--topic", "s", "--json").json
+    unchecked = write(md_root / "s" / f"how-do-sea-stars-fare-{TODAY}-4-synthesis.md", "# Written, never checked\n")
+    human = run("init", GOAL, "--topic", "s").out    # the 4th run of the goal claimed that name; the 5th names it
+    assert f"  earlier synthesis of this goal: {web.display_path(unchecked)} — {TODAY} · not checked yet: run " \
+           f"cite-check\n" in human
 
 
 def test_the_manifest_lists_every_synthesis_latest_first_with_its_run_date_and_state(run, fire, md_root):
