@@ -96,10 +96,16 @@ def usage_error(what, fix=""):
 
 
 class Config:
-    """Settings read from the environment at call time, with where each came from."""
+    """Settings read from the environment at call time, with where each came from. Without `box`, only
+    the md root: a command that sends no request never fails on the box's settings."""
 
-    def __init__(self, env):
+    def __init__(self, env, box=True):
         self.sources = {}
+        self.md_root = os.path.abspath(self._get(env, "WEB_MD_ROOT", os.path.join(PROJECT_ROOT, "md")))
+        if box:
+            self._read_box(env)
+
+    def _read_box(self, env):
         host = self._get(env, "WEBTOOLS_HOST", DEFAULT_HOST)
         if not host or re.search(r"[/\s@?#]", host) or "://" in host:
             raise self._bad("WEBTOOLS_HOST", host, "set a bare host name or IP, e.g. 10.0.0.5 (no scheme, no path)")
@@ -115,7 +121,6 @@ class Config:
         self.scrape_timeout = timeout or 60.0
         self.retries = self._number(env, "WEB_RETRIES", "2", int, -1, 10)
         self.workers = self._number(env, "WEB_WORKERS", "4", int, 0, 64)
-        self.md_root = os.path.abspath(self._get(env, "WEB_MD_ROOT", os.path.join(PROJECT_ROOT, "md")))
 
     def _get(self, env, name, default):
         value = env.get(name)
@@ -160,6 +165,12 @@ def service_base(service, cfg):
     return cfg.searxng if service == "SearXNG" else cfg.firecrawl
 
 
+def service_setting(cfg, service):
+    """The setting that places a service, for a hint: SEARXNG_URL when it is set, else the host and port."""
+    url_var, port_var = ("SEARXNG_URL", "SEARXNG_PORT") if service == "SearXNG" else ("FIRECRAWL_URL", "FIRECRAWL_PORT")
+    return url_var if cfg.sources.get(url_var) == "environment" else f"WEBTOOLS_HOST/{port_var}"
+
+
 def display_path(path):
     """Paths inside the project are shown relative to it (what Claude's tools expect)."""
     path = os.path.abspath(path)
@@ -190,8 +201,14 @@ class Response:
         return bytes(self.body[:64]).lstrip().startswith((b"{", b"["))
 
     def text_start(self, limit=200):
+        """The start of the body as one line of text."""
         text = bytes(self.body[:limit * 4]).decode("utf-8", "replace")
         return " ".join(text.split())[:limit]
+
+
+def reply_text(resp):
+    """`: 'the start of the body'`, or ` with an empty body`: what answered, for a message."""
+    return f": {resp.text_start()!r}" if resp.text_start() else " with an empty body"
 
 
 class _Transient(Exception):
@@ -330,21 +347,20 @@ def http_request(cfg, service, method, url, *, timeout, cap, body=None, is_verdi
                 return resp
             problem, retry_after = resp, parse_retry_after(resp.headers.get("Retry-After"))
         if attempt >= cfg.retries:   # the transient trouble, if any, stays the failure's __cause__
-            raise _final_failure(service, base, problem, attempt + 1, timeout) from (
+            raise _final_failure(service, base, problem, attempt + 1, timeout, service_setting(cfg, service)) from (
                 problem if isinstance(problem, _Transient) else None)
         time.sleep(backoff_delay(attempt, retry_after))
         attempt += 1
 
 
-def _final_failure(service, base, problem, attempts, timeout):
-    port_var = "SEARXNG_PORT" if service == "SearXNG" else "FIRECRAWL_PORT"
+def _final_failure(service, base, problem, attempts, timeout, setting):
     tries = f"{attempts} attempt{'s' if attempts > 1 else ''}"
     if isinstance(problem, _Transient):   # what: "refused the connection", "dropped the connection …"
         if problem.timed_out:
             return Failure(EXIT_UNREACHABLE, service, f"at {base} did not answer within {timeout:g} s ({tries})",
                            "is the box overloaded? check it, or raise WEB_TIMEOUT", kind="timeout")
         return Failure(EXIT_UNREACHABLE, service, f"at {base} {problem.what} ({tries})",
-                       f"is the webtools box up? check WEBTOOLS_HOST/{port_var}", kind="http")
+                       f"is the webtools box up? check {setting}", kind="http")
     status = problem.status
     if status == 429 and service == "SearXNG":
         return Failure(EXIT_CONFIG, service, f"its limiter refused the request (429 Too Many Requests, {tries})",
@@ -594,12 +610,12 @@ def searxng_page(cfg, query, pageno, options):
         raise Failure(EXIT_USAGE, "SearXNG", f"refused the query {query!r}: {error or resp.text_start()}",
                       "check the query and the --categories/--language/--time-range values", status=400)
     if resp.status != 200:
-        raise Failure(EXIT_UNEXPECTED, "SearXNG", f"answered HTTP {resp.status}: {resp.text_start()!r}",
-                      "check SEARXNG_URL/SEARXNG_PORT: is SearXNG answering there?", status=resp.status)
+        raise Failure(EXIT_UNEXPECTED, "SearXNG", f"{cfg.searxng}/search answered HTTP {resp.status}{reply_text(resp)}",
+                      f"something else answers there: check {service_setting(cfg, 'SearXNG')}", status=resp.status)
     answer = parse_json(resp, "SearXNG")
     if not isinstance(answer, dict) or not isinstance(answer.get("results"), list):
         raise Failure(EXIT_UNEXPECTED, "SearXNG", f"sent JSON without results: {resp.text_start()!r}",
-                      "is SEARXNG_URL pointing at SearXNG's root?")
+                      f"is {service_setting(cfg, 'SearXNG')} pointing at SearXNG's root?")
     return answer
 
 
@@ -839,7 +855,7 @@ def firecrawl_scrape(cfg, url, full_page):
                         cap=SCRAPE_CAP, body=body, is_verdict=_firecrawl_verdict)
     if resp.status == 404 and resp.content_type != "application/json":
         raise Failure(EXIT_CONFIG, "Firecrawl", f"at {cfg.firecrawl} has no route POST /v1/scrape (HTML 404)",
-                      "check FIRECRAWL_URL/FIRECRAWL_PORT: is this Firecrawl's API?", status=404)
+                      f"check {service_setting(cfg, 'Firecrawl')}: is this Firecrawl's API?", status=404)
     if resp.status in (401, 402):
         if cfg.api_key:
             raise Failure(EXIT_CONFIG, "Firecrawl", f"refused FIRECRAWL_API_KEY (HTTP {resp.status})",
@@ -849,7 +865,7 @@ def firecrawl_scrape(cfg, url, full_page):
     answer = parse_json(resp, "Firecrawl")
     if not isinstance(answer, dict):
         raise Failure(EXIT_UNEXPECTED, "Firecrawl", f"sent unexpected JSON: {resp.text_start()!r}",
-                      "is FIRECRAWL_URL pointing at Firecrawl's API?")
+                      f"is {service_setting(cfg, 'Firecrawl')} pointing at Firecrawl's API?")
     error = str(answer.get("error") or f"HTTP {resp.status}")
     code = answer.get("code")
     if resp.status != 200 or answer.get("success") is not True:
@@ -864,7 +880,7 @@ def firecrawl_scrape(cfg, url, full_page):
     data = answer.get("data")
     if not isinstance(data, dict):
         raise Failure(EXIT_UNEXPECTED, "Firecrawl", f"sent success without data: {resp.text_start()!r}",
-                      "is FIRECRAWL_URL pointing at Firecrawl's v1 API?")
+                      f"is {service_setting(cfg, 'Firecrawl')} pointing at Firecrawl's v1 API?")
     metadata = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
     markdown = data.get("markdown") if isinstance(data.get("markdown"), str) else ""
     return {"markdown": markdown, "metadata": metadata}
@@ -2438,7 +2454,7 @@ def doctor_check(name, ok, detail, code=EXIT_OK, fix=""):
     return {"name": name, "ok": ok, "detail": detail, "code": EXIT_OK if ok else code, "fix": "" if ok else fix}
 
 
-def doctor_failure(name, base, wait, err):
+def doctor_failure(name, base, wait, err, setting):
     """The check of a probe that failed: nothing answers at the address (refused, or no connection
     in time), the box took the connection but said nothing in time (slow), or the service's answer."""
     from urllib.parse import urlsplit
@@ -2446,7 +2462,7 @@ def doctor_failure(name, base, wait, err):
     if isinstance(cause, _Transient) and not cause.connected:
         why = f"no connection within {wait:g} s" if cause.timed_out else cause.what
         return doctor_check(name, False, f"nothing answers at {where} ({why})", err.code,
-                            "is WEBTOOLS_HOST right, and the service up on that port?")
+                            f"is {setting} right, and the service up there?")
     if isinstance(cause, _Transient) and cause.timed_out:
         return doctor_check(name, False, f"{where} connected, but no answer within {wait:g} s", err.code,
                             "the box is slow or overloaded; raise WEB_TIMEOUT")
@@ -2470,7 +2486,7 @@ def doctor_searxng(cfg):
     try:
         answer = searxng_page(cfg, "searxng", 1, {})
     except Failure as err:
-        return doctor_failure("searxng", cfg.searxng, cfg.search_timeout, err)
+        return doctor_failure("searxng", cfg.searxng, cfg.search_timeout, err, service_setting(cfg, "SearXNG"))
     engines = sorted({e for r in answer["results"] if isinstance(r, dict) for e in r.get("engines") or []})
     dead = [f"{p[0]} ({p[1]})" for p in answer.get("unresponsive_engines") or [] if isinstance(p, list) and len(p) > 1]
     detail = f"{cfg.searxng}: json enabled; engines answered: {', '.join(engines) or 'none'}"
@@ -2489,7 +2505,7 @@ def doctor_firecrawl(cfg, url):
         if verdict:
             raise verdict
     except Failure as err:
-        return doctor_failure("firecrawl", cfg.firecrawl, cfg.scrape_timeout, err)
+        return doctor_failure("firecrawl", cfg.firecrawl, cfg.scrape_timeout, err, service_setting(cfg, "Firecrawl"))
     except PageFailure as err:
         code, fix = EXIT_PARTIAL, "Firecrawl works, but the test page failed: try --scrape-url with another page"
         if err.kind == "timeout":
@@ -3580,7 +3596,7 @@ def refresh_manifest(topic_dir):
     result, so that its Synthesis section is current); a folder outside the md root is left alone."""
     if not os.path.isfile(os.path.join(topic_dir, "web", "_manifest.md")):
         return
-    cfg = Config(os.environ)
+    cfg = Config(os.environ, box=False)
     root, real = os.path.realpath(cfg.md_root), os.path.realpath(topic_dir)
     if os.path.commonpath([root, real]) != root or real == root:
         return
@@ -5442,7 +5458,7 @@ def run_hook(args):
         payload = json.loads(sys.stdin.buffer.read().decode("utf-8"))
         if not isinstance(payload, dict):
             raise ValueError("the hook input is not a JSON object")
-        cfg = Config(os.environ)
+        cfg = Config(os.environ, box=False)
         if gate_off():
             if args.event == "post" and payload.get("tool_name") == "Agent":
                 hook_post(payload, cfg)   # notes and audits are recorded, never refused
@@ -5702,6 +5718,11 @@ def cmd_export(args, cfg):
 # ---------------------------------------------------------------------------
 
 
+def topic_name(text):
+    """An argparse type: a topic as written, without the trailing slash a shell's completion adds (demo/)."""
+    return text.rstrip("/") if text.strip("/") else text
+
+
 def int_in(low, high):
     """An argparse type: a whole number from low to high (the parser reports anything else)."""
     import argparse
@@ -5752,7 +5773,7 @@ def add_search(commands):
     search.add_argument("--max", type=int_in(1, 100), default=10, metavar="N",
                         help="results kept per query, 1–100 (default %(default)s; pages 2–5 only as needed)")
     search.add_argument("--json", action="store_true", help=JSON_HELP)
-    search.add_argument("--topic", metavar="T", help="record the search in md/T/web/ and mark hits seen or saved")
+    search.add_argument("--topic", metavar="T", type=topic_name, help="record the search in md/T/web/ and mark hits seen or saved")
     search.add_argument("--all", action="store_true",
                         help="with --topic: show hits the topic has seen in full too (default: one line each; in "
                              "JSON, rank, url and n under seen)")
@@ -5775,7 +5796,7 @@ def add_scrape(commands):
     scrape.add_argument("urls", nargs="*", metavar="URL", help="pages to scrape (several need --topic)")
     scrape.add_argument("--out", metavar="PATH",
                         help="save the one page, with its header, to PATH, never over an existing file")
-    scrape.add_argument("--topic", metavar="T", help="save each page to md/T/web/<slug>.md")
+    scrape.add_argument("--topic", metavar="T", type=topic_name, help="save each page to md/T/web/<slug>.md")
     scrape.add_argument("--query", metavar="Q",
                         help="the query that found the page(s), for the header (default: the topic's first query "
                              "that found it)")
@@ -5787,8 +5808,9 @@ def add_scrape(commands):
                         help=f"stop once N pages are saved, 1–{MAX_CANDIDATES}; failed pages fall through to the "
                              f"next candidate (default: every candidate); capped to what the run's budget has left")
     scrape.add_argument("--force", action="store_true",
-                        help="re-scrape URLs already saved in the topic; with --out, replace an existing PATH "
-                             "(never a *-synthesis.md); go past the run's budget (recorded in the ledger)")
+                        help="re-scrape URLs already saved in the topic (a changed page is saved as its next version, "
+                             "an unchanged one is skipped); with --out, replace an existing PATH; go past the run's "
+                             "budget (recorded in the ledger)")
     scrape.add_argument("--full-page", action="store_true", help="keep navigation and footers (onlyMainContent off)")
     scrape.add_argument("--allow-private", action="store_true",
                         help="allow private/loopback addresses (your own intranet pages; never from page content)")
@@ -5799,7 +5821,7 @@ def add_scrape(commands):
 def add_refresh(commands):
     refresh = commands.add_parser("refresh", help="fetch a topic's cited pages again: which changed, moved or went "
                                                   "away, and which quotes no longer hold")
-    refresh.add_argument("--topic", metavar="T", required=True, help="an existing topic (required)")
+    refresh.add_argument("--topic", metavar="T", type=topic_name, required=True, help="an existing topic (required)")
     refresh.add_argument("--all", action="store_true",
                          help="every saved page, not only those the topic's latest synthesis cites")
     refresh.add_argument("--allow-private", action="store_true",
@@ -5819,7 +5841,7 @@ def add_doctor(commands):
 def add_init(commands):
     init = commands.add_parser("init", help="start a /research run: validate its arguments, create the folders")
     init.add_argument("goal", nargs="+", metavar="GOAL", help="the research goal (required; words are joined)")
-    init.add_argument("--topic", metavar="T", required=True,
+    init.add_argument("--topic", metavar="T", type=topic_name, required=True,
                       help="the topic folder md/T/, made if missing (required; a/b: a sub-topic)")
     init.add_argument("--max-sources", type=int_in(1, 100), default=12, metavar="N",
                       help="pages to save over all rounds, 1–100 (default %(default)s)")
@@ -5833,7 +5855,7 @@ def add_init(commands):
 
 def add_status(commands):
     status = commands.add_parser("status", help="where the topic's latest run stands and what to do next")
-    status.add_argument("--topic", metavar="T", required=True, help="an existing topic (required)")
+    status.add_argument("--topic", metavar="T", type=topic_name, required=True, help="an existing topic (required)")
     status.add_argument("--json", action="store_true", help=JSON_HELP)
 
 
@@ -5846,7 +5868,7 @@ def add_outline(commands):
 
 def add_manifest(commands):
     manifest = commands.add_parser("manifest", help="write md/T/web/_manifest.md; print the checkpoint summary")
-    manifest.add_argument("--topic", metavar="T", required=True, help="an existing topic (required)")
+    manifest.add_argument("--topic", metavar="T", type=topic_name, required=True, help="an existing topic (required)")
     manifest.add_argument("--json", action="store_true", help=JSON_HELP)
 
 
@@ -5861,7 +5883,7 @@ def add_cite_check(commands):
 
 def add_export(commands):
     export = commands.add_parser("export", help="the topic's saved sources as BibTeX, CSL-JSON or RIS")
-    export.add_argument("--topic", metavar="T", required=True, help="an existing topic (required)")
+    export.add_argument("--topic", metavar="T", type=topic_name, required=True, help="an existing topic (required)")
     export.add_argument("--format", required=True, choices=sorted(EXPORTERS),
                         help="bibtex (biblatex @online), csl-json (an array of webpage items) or ris (TY ELEC)")
     export.add_argument("--cited-in", metavar="SYNTHESIS",
@@ -5877,6 +5899,7 @@ def add_hook(commands):
                       help="pre: before Agent and Read; post: after Write, Edit and Agent; stop: at the end of a turn")
 
 
+BOX_COMMANDS = ("search", "scrape", "refresh", "doctor")   # the commands that send requests to the box
 COMMANDS = {"search": cmd_search, "scrape": cmd_scrape, "refresh": cmd_refresh, "doctor": cmd_doctor, "init": cmd_init,
             "status": cmd_status, "outline": cmd_outline, "manifest": cmd_manifest, "cite-check": cmd_cite_check,
             "export": cmd_export,
@@ -5898,7 +5921,7 @@ def main(argv=None):
             raise usage_error("an argument is not valid UTF-8", "pass UTF-8 text")
         if args.command == "hook":
             return run_hook(args)
-        cfg = Config(os.environ)
+        cfg = Config(os.environ, box=args.command in BOX_COMMANDS)
         return COMMANDS[args.command](args, cfg)
     except Failure as err:
         say_error(err.line())

@@ -186,8 +186,8 @@ def test_doctor_fails_when_searxng_is_unreachable(run, fire):
     fire.set_articles("https://example.com")
     r = run("doctor")
     assert r.code == web.EXIT_UNREACHABLE and "ok   firecrawl" in r.out
-    assert "FAIL searxng    nothing answers at 127.0.0.1:9 (refused the connection) — is WEBTOOLS_HOST right, and " \
-           "the service up on that port?" in r.out.splitlines()
+    assert "FAIL searxng    nothing answers at 127.0.0.1:9 (refused the connection) — is WEBTOOLS_HOST/SEARXNG_PORT " \
+           "right, and the service up there?" in r.out.splitlines()   # the settings in effect: host and port
 
 
 def test_a_doctor_check_is_one_attempt(run, searx, fire):

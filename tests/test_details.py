@@ -74,7 +74,7 @@ def test_an_html_route_404_and_a_key_firecrawl_wants_are_configuration(run, fire
     assert r.code == web.EXIT_USAGE    # --json needs --topic or --out: checked before any request
     r = run("scrape", "https://example.org/a")
     assert r.code == web.EXIT_CONFIG and r.err == (f"web.py: Firecrawl: at {fire.url}/v0 has no route POST /v1/scrape "
-                                                   f"(HTML 404) — check FIRECRAWL_URL/FIRECRAWL_PORT: is this "
+                                                   f"(HTML 404) — check FIRECRAWL_URL: is this "
                                                    f"Firecrawl's API?\n")
     monkeypatch.setenv("FIRECRAWL_URL", fire.url)
     fire.fail_next(Reply(402, {"success": False, "error": "Payment required"}))

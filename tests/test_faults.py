@@ -109,7 +109,8 @@ def test_5xx_always_is_exit_4(run, fire, md_root):
 
 @pytest.mark.parametrize("status, code, message", [
     (400, web.EXIT_USAGE, "SearXNG: refused the query 'q': nope — check the query"),
-    (404, web.EXIT_UNEXPECTED, "SearXNG: answered HTTP 404: '{\"error\": \"nope\"}' — check SEARXNG_URL"),
+    (404, web.EXIT_UNEXPECTED, "/search answered HTTP 404: '{\"error\": \"nope\"}' — something else answers there: "
+                               "check SEARXNG_URL"),
 ])
 def test_other_4xx_are_never_retried(run, searx, status, code, message):
     searx.fail_next(Reply(status, {"error": "nope"}))
@@ -295,7 +296,7 @@ def test_ctrl_c_in_this_process_reports_what_was_finished(run, fire, md_root):
      "Firecrawl: at {url} answered HTTP 502 (3 attempts) — the service is failing: check its logs on the webtools box"),
     ("fire", [Reply(200, b"{" * 50, reset_after=10)] * 3, web.EXIT_UNREACHABLE,
      "Firecrawl: at {url} dropped the connection mid-response (ERROR) (3 attempts) — is the webtools box "
-     "up? check WEBTOOLS_HOST/FIRECRAWL_PORT"),   # ERROR: the exception's name, which the platform decides
+     "up? check FIRECRAWL_URL"),   # ERROR: the exception's name, which the platform decides; the setting in effect
     ("searx", [Reply(400, {"error": "bad pageno"})], web.EXIT_USAGE,
      "SearXNG: refused the query 'q': bad pageno — check the query and the --categories/--language/--time-range values"),
     ("searx", [Reply(200, {"query": "q"})], web.EXIT_UNEXPECTED,

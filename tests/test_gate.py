@@ -264,9 +264,11 @@ def test_in_process_gate_trouble_is_one_line_and_never_a_block(gate, project, mo
     monkeypatch.setenv("WEB_MD_ROOT", str(tmp_path / "gone"))
     assert gate("stop", captured("stop.json"))[2].endswith("FileNotFoundError: no md root at " +
                                                            web.display_path(tmp_path / "gone") + "\n")
-    monkeypatch.setenv("WEBTOOLS_HOST", "http://bad")
-    assert "the cite-check gate did not run: config: WEBTOOLS_HOST='http://bad' is not valid" in \
-        gate("stop", captured("stop.json"))[2]
+    monkeypatch.setenv("WEB_MD_ROOT", str(project.parent))
+    monkeypatch.setenv("WEBTOOLS_HOST", "http://bad")   # a box setting the gate never uses does not stop it
+    path = write(project, FAILING)
+    gate("post", captured("posttooluse-write.json", file_path=str(path)))
+    assert gate("stop", captured("stop.json"))[1]["decision"] == "block"
 
 
 @pytest.mark.parametrize("value, off", [("off", True), ("OFF", True), ("0", True), ("false", True), ("no", True),
