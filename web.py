@@ -2217,6 +2217,14 @@ def known_topics(md_root):
 ATX_HEADING = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 SETEXT_RULE = re.compile(r" {0,3}(=+|-+)[ \t]*$")
 NOT_PARAGRAPH = re.compile(r"\s*(?:[-*+]\s|\d{1,9}[.)]\s|>|\||#)| {4}|\t")
+HARD_BREAK = re.compile(r"(?<!\\)((?:\\\\)*)\\[ \t]*$")   # Firecrawl ends every line of some pages with a `\` break
+# Un-fenced code keeps its shape: Turndown escapes a line's first `#`, `>` (so `\>>>`) or `=` only where
+# a block's text begins; shell prompts; a leading space; a marker of diffs and merges (<<<<<<< x)
+CODE_LINE = re.compile(r" {0,3}(?:\\[#>=]|[$%] )|\s|([<>=+-])\1\1+[ \t]+\S")
+CODE_CAPTION = re.compile(r"[*_\s]*Example\b|.*::\s*$")   # "**Example 6.2. …**", or reST's "text::" before code
+MARKUP_START = re.compile(r" {0,3}(?:[-*+][ \t]|\d{1,9}[.)][ \t]|[|>]|!?\[|\*\*|_)")   # lists, tables, links
+LINK_END = re.compile(r"!?\[[^\]\n]*\]\([^)\n]*\)\s*$")
+PROSE_END = re.compile(r"[.!?:][\"”’)\]]*\s*$")
 OUTLINE_SHARE = 0.02      # the outline is at most this share of the page's characters …
 OUTLINE_MIN_CHARS = 1200  # … or this many, whichever is more
 PROSE_WORDS = 8           # a line with this many words outside links is running text, not navigation
@@ -2224,27 +2232,76 @@ PROSE_WORDS = 8           # a line with this many words outside links is running
 
 def page_headings(lines, first=0):
     """[(line, level, text)] of the ATX and setext headings in `lines` from index `first` on, outside
-    code fences; a setext heading starts at the first line of the paragraph it underlines."""
-    headings, fence, paragraph = [], None, None   # paragraph: index where the current paragraph began
-    for i in range(first, len(lines)):
+    code fences and un-fenced code; a setext heading starts at the first line of the paragraph it
+    underlines, which may end in a link, then a blank line (Firecrawl breaks the line after every link)."""
+    lines = [HARD_BREAK.sub(r"\1", line) for line in lines]
+    headings, fence, paragraph, code = [], None, None, False   # code: inside un-fenced code
+    i = first
+    while i < len(lines):
         line = lines[i]
-        opener = FENCE.match(line)
+        opener, atx = FENCE.match(line), ATX_HEADING.match(line)
         if fence or (opener and len(opener.group(1).expandtabs(4)) <= 3):
             fence, paragraph = _fence_after(fence, line), None
-            continue
-        atx = ATX_HEADING.match(line)
-        if atx:
-            headings.append((i + 1, len(atx.group(1)), heading_text(atx.group(2) or "")))
-            paragraph = None
-        elif SETEXT_RULE.match(line) and paragraph is not None:
-            level = 1 if line.strip()[0] == "=" else 2
-            headings.append((paragraph + 1, level, heading_text(" ".join(lines[paragraph:i]))))
+        elif atx:
+            code, paragraph = not atx_is_heading(lines, i, code), None
+            if not code:
+                headings.append((i + 1, len(atx.group(1)), heading_text(atx.group(2) or "")))
+        elif paragraph is not None and (SETEXT_RULE.match(line) or underline_after_blank(lines, i)):
+            rule = lines[i + 1] if not line.strip() else line
+            i += not line.strip()
+            if not CODE_LINE.match(lines[paragraph]):
+                level = 1 if rule.strip()[0] == "=" else 2
+                headings.append((paragraph + 1, level, heading_text(" ".join(lines[paragraph:i]))))
+                code = False
             paragraph = None
         elif not line.strip() or NOT_PARAGRAPH.match(line):
             paragraph = None
         elif paragraph is None:
             paragraph = i
+            code = code or bool(CODE_LINE.match(line))
+        code = (code and not running_text(line)) or bool(CODE_CAPTION.match(line))
+        i += 1
     return headings
+
+
+def blank_line(lines, i):
+    """True for index i out of range or a blank line."""
+    return not 0 <= i < len(lines) or not lines[i].strip()
+
+
+def running_text(line):
+    """True for a line of prose: enough words outside links, ending as a sentence or a link does."""
+    return (len(MARKDOWN_LINK.sub(" ", line).split()) >= PROSE_WORDS and not ATX_HEADING.match(line)
+            and not CODE_LINE.match(line) and bool(PROSE_END.search(line) or LINK_END.search(line)))
+
+
+def underline_after_blank(lines, i):
+    """True when blank line i sits between a line ending in a link and a setext underline as long as the
+    text (half as long at least: a thematic break is short)."""
+    return (blank_line(lines, i) and not blank_line(lines, i + 1) and bool(SETEXT_RULE.match(lines[i + 1]))
+            and bool(LINK_END.search(lines[i - 1])) and 2 * len(lines[i + 1].strip()) >= len(lines[i - 1].strip()))
+
+
+def atx_is_heading(lines, i, code):
+    """Whether ATX line i is a heading, not a comment in un-fenced code: a lone `#` never is, nor a line
+    next to one with as many `#`s (a run of comments); inside code, only one with blank lines around it
+    whose next text (past more such lines) is prose or markup, not code."""
+    marks, text = ATX_HEADING.match(lines[i]).group(1, 2)
+    if marks == "#" and not text:
+        return False
+    if any(not blank_line(lines, k) and ATX_HEADING.match(lines[k]) and ATX_HEADING.match(lines[k]).group(1) == marks
+           for k in (i - 1, i + 1)):
+        return False
+    while code:
+        if not blank_line(lines, i - 1) or not blank_line(lines, i + 1):
+            return False
+        i = next((k for k in range(i + 1, len(lines)) if lines[k].strip()), None)
+        if i is None:
+            break
+        if not ATX_HEADING.match(lines[i]):
+            end = next((k for k in range(i, len(lines)) if not lines[k].strip()), len(lines))
+            return bool(running_text(" ".join(lines[i:end])) or MARKUP_START.match(lines[i]))
+    return True
 
 
 def heading_text(text):
@@ -2280,6 +2337,11 @@ def main_text(lines, first, headings):
     if not kept:
         return first + 1, len(lines)
     start, end = kept[0][0], kept[-1][1]
+    opening = {h[0] for h in headings}
+    for a, b in reversed(parts[:parts.index(kept[0])]):   # sections of code or lists just above the prose
+        if a not in opening or "links" in kinds[a - 1 - first:b - first]:
+            break
+        start = a
     title = next((h[0] for h in headings if h[1] == 1 and h[0] <= end), None)
     if title and title < start:   # the page's title opens its text, even above an intro of links
         start = title

@@ -1,0 +1,98 @@
+"""How well `web.py outline` finds real pages' own headings: real Firecrawl pages, their HTML's headings
+as ground truth (tests/fixtures/realpages, see its README), and the score of an outline against them.
+
+How texts match: a heading is found when an outline entry has the same text once both are normalised
+(NFKC, casefold, spaces collapsed; link and image marks, markdown escapes, `*`, `_`, `` ` `` and the
+permalink mark ¶ dropped). Firecrawl's mangling is not forgiven: an entry with a stray `\\` or with its
+permalink's URL left in is not the heading. Texts repeat (DocBook's "Note", Sphinx's sidebar twice in the
+HTML, once in the markdown), so they are counted as multisets:
+- own: a truth heading counts only as many times as its text stands as a line or paragraph of the saved
+  page (Firecrawl's main-content step drops some, e.g. the git man pages' h1 and NAME section);
+- found: own headings that outline entries of the same text cover;
+- non-headings: outline entries beyond the truth's count of their text (none for a text not in it).
+Truth is HTML h1–h4 (the corpus may give h5–h6 too: an entry matching one is a heading, not counted
+in recall). The expected main text starts at the page's top heading: the first, in the page, of the
+own headings of the highest level (Sphinx's h3 "Navigation" menu is not it; its h1 is).
+"""
+
+import json
+import os
+import re
+import unicodedata
+from collections import Counter
+
+FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "realpages")
+LINK = re.compile(r"!?\[([^\]\n]*)\]\([^)\n]*\)")
+ATX = re.compile(r" {0,3}#{1,6}(?:[ \t]+|$)")
+RULE = re.compile(r" {0,3}(?:=+|-+)[ \t]*$")
+
+
+def normalised(text):
+    text = LINK.sub(r"\1", unicodedata.normalize("NFKC", text))
+    text = re.sub(r"\\(.)", r"\1", text).replace("¶", " ")
+    return " ".join(re.sub(r"[`*_]", "", text).split()).casefold()
+
+
+def read_truth(folder=FIXTURES):
+    """{file name: [(level, text)]} from the folder's headings.json."""
+    with open(os.path.join(folder, "headings.json"), encoding="utf-8") as handle:
+        return {name: [tuple(h) for h in entry["headings"]] for name, entry in json.load(handle).items()}
+
+
+def read_page(name, folder=FIXTURES):
+    with open(os.path.join(folder, name), encoding="utf-8") as handle:
+        return handle.read()
+
+
+def page_texts(lines):
+    """Counter of the normalised texts that stand as a line, or as a paragraph of several lines, of the page."""
+    texts, paragraph = Counter(), []
+    for line in lines + [""]:
+        line = ATX.sub("", line.rstrip().rstrip("\\"), count=1)
+        if line.strip() and not RULE.match(line):
+            texts[normalised(line)] += 1
+            paragraph.append(line)
+            continue
+        if len(paragraph) > 1:
+            texts[normalised(" ".join(paragraph))] += 1
+        paragraph = []
+    return texts
+
+
+def heading_line(lines, text):
+    """1-based line of the first ATX line, or setext paragraph (its underline maybe after a blank line),
+    whose text is `text` normalised; None if there is none."""
+    for i, line in enumerate(lines):
+        if ATX.match(line) and normalised(ATX.sub("", line.rstrip("\\ "), count=1)) == text:
+            return i + 1
+        if RULE.match(line) and i:
+            end = i - 1 if lines[i - 1].strip("\\ ") or i < 2 else i - 2
+            start = end
+            while start > 0 and lines[start - 1].strip("\\ "):
+                start -= 1
+            if normalised(" ".join(l.rstrip("\\ ") for l in lines[start:end + 1])) == text:
+                return start + 1
+    return None
+
+
+def page_score(text, truth, facts):
+    """{"own", "found", "entries", "wrong", "start", "expected"} of outline_facts `facts` of page `text`."""
+    lines = text.split("\n")
+    present = page_texts(lines)
+    wanted = Counter(normalised(t) for level, t in truth if level <= 4)
+    every = Counter(normalised(t) for _, t in truth)
+    own = {t: min(n, present[t]) for t, n in wanted.items() if present[t]}
+    got = Counter(normalised(h[4]) for h in facts["headings"])
+    top = min((level for level, t in truth if normalised(t) in own), default=None)
+    first = [heading_line(lines, normalised(t)) for level, t in truth if level == top]
+    return {"own": sum(own.values()), "found": sum(min(n, got[t]) for t, n in own.items()),
+            "entries": sum(got.values()), "wrong": sum(max(0, n - every[t]) for t, n in got.items()),
+            "start": facts["main"][0], "expected": min((n for n in first if n), default=None)}
+
+
+def totals(scores):
+    """(recall, non-heading share, pages whose main text starts where expected, pages) over page scores."""
+    own, found = sum(s["own"] for s in scores), sum(s["found"] for s in scores)
+    entries, wrong = sum(s["entries"] for s in scores), sum(s["wrong"] for s in scores)
+    return (found / own if own else 1.0, wrong / entries if entries else 0.0,
+            sum(s["start"] == s["expected"] for s in scores), len(scores))

@@ -1,0 +1,146 @@
+"""web.py outline on real pages: fifteen pages as the real Firecrawl returned them (Sphinx, DocBook,
+AsciiDoc, Publican) against their HTML's own headings, and one small test per rule those pages need."""
+
+import pytest
+
+import web
+from outline_corpus import heading_line, normalised, page_score, read_page, read_truth, totals
+
+TRUTH = read_truth()
+SPHINX = [name for name in TRUTH if "-python3-dev-" in name]
+
+
+def headings(text):
+    return [(line, level, title) for line, _, level, _, title in web.outline_facts(text)["headings"]]
+
+
+@pytest.fixture(scope="module")
+def scores():
+    """{page: page_score} of every fixture page, outlined once for the module."""
+    out = {}
+    for name, truth in TRUTH.items():
+        text = read_page(name)
+        out[name] = page_score(text, truth, web.outline_facts(text))
+    return out
+
+
+# --- the fifteen real pages -----------------------------------------------------------------------
+
+def test_the_fixture_holds_fifteen_pages_of_four_generators_with_their_headings():
+    assert len(TRUTH) == 15 and len(SPHINX) == 2
+    assert {name.split("-docs-")[1].split("-")[0] for name in TRUTH} == {"python3", "postgresql", "git", "debian"}
+
+
+@pytest.mark.parametrize("name", sorted(TRUTH))
+def test_a_real_pages_outline_finds_its_headings_and_little_else(scores, name):
+    score = scores[name]
+    assert score["own"] and score["found"] >= 0.98 * score["own"], score
+    assert score["wrong"] <= 0.02 * score["entries"], score
+
+
+def test_over_all_pages_98_percent_of_headings_are_found_and_98_percent_of_entries_are_headings(scores):
+    recall, wrong, starts, pages = totals(scores.values())
+    assert recall >= 0.98 and wrong <= 0.02 and starts == pages == 15
+
+
+@pytest.mark.parametrize("name", sorted(TRUTH))
+def test_a_real_pages_main_text_starts_at_its_top_heading_not_in_a_menu(scores, name):
+    assert scores[name]["expected"] and scores[name]["start"] == scores[name]["expected"], scores[name]
+
+
+@pytest.mark.parametrize("name", SPHINX)
+def test_a_sphinx_pages_main_text_starts_at_its_title_after_the_navigation_block(name):
+    text = read_page(name)
+    lines = text.split("\n")
+    title = next(t for level, t in TRUTH[name] if level == 1)
+    menu = lines.index("### Navigation") + 1
+    start, end = web.outline_facts(text)["main"]
+    assert start == heading_line(lines, normalised(title)) > menu + 20   # the menu's links lie between
+    assert end < next(i + 1 for i, line in enumerate(lines) if line.startswith("### [Table of Contents]"))
+
+
+# --- one rule at a time ---------------------------------------------------------------------------
+
+def test_a_heading_ending_in_a_permalink_is_underlined_after_a_blank_line():
+    link = '[¶](https://d.example/t.html#tasks "Permalink to this heading")'
+    text = (f"Intro line.\n\nCoroutines and Tasks{link}\n\n{'=' * 80}\n\nText.\n\n"
+            f"[Creating Tasks](https://d.example/t.html#id2)\n{link}\n\n{'-' * 100}\n\nMore text.\n")
+    assert headings(text) == [(3, 1, "Coroutines and Tasks"), (9, 2, "Creating Tasks")]
+
+
+def test_a_line_ending_in_a_link_over_a_blank_line_and_a_short_rule_is_no_heading():
+    assert headings("Read [the guide](https://d.example/guide)\n\n---\n\nNext part.\n") == []
+
+
+def test_a_line_break_backslash_is_no_part_of_a_heading():
+    text = "### Flags[¶](https://d.example/re.html#flags)\\\n\\\nText about flags.\\\n"
+    assert headings(text) == [(1, 3, "Flags")]
+
+
+def test_a_lone_hash_is_never_a_heading():
+    assert headings("Some text here.\n\n#\n\nMore text here.\n") == []
+    assert headings("##\n") == [(1, 2, "")]   # an empty heading of two marks still is one
+
+
+def test_comments_in_a_run_of_code_lines_are_no_headings():
+    text = ("Here is the file:\n\n\\# Security updates\ndeb http://security.debian.org/ bullseye-security main\n\n"
+            "## Debian mirror\n\n# Base repository\ndeb https://deb.debian.org/debian bullseye main\n\n"
+            "This file lists all sources of packages for the Stable version of Debian.\n\n## Next part\n\nMore.\n")
+    assert headings(text) == [(13, 2, "Next part")]
+
+
+def test_a_run_of_comments_with_a_lone_hash_is_no_heading_even_after_prose():
+    text = "It opens your editor:\n\n# Rebase c0ffeee onto deadbee\n#\n# Commands:\n# p, pick = use commit\n"
+    assert headings(text) == []
+
+
+def test_a_block_opening_with_an_escaped_hash_is_code():
+    text = "An example of it:\n\n\\# mdadm.conf\n# Run update-initramfs after updating this file.\nDEVICE /dev/sd\\*\n"
+    assert headings(text) == []
+
+
+@pytest.mark.parametrize("prompt", ["$ git rebase -i HEAD~5", "% make", "\\>>> import re"])
+def test_a_comment_right_after_a_shell_or_python_prompt_is_code(prompt):
+    assert headings(f"Run this:\n\n{prompt}\n# pick the commits to squash\n") == []
+
+
+def test_a_comment_in_code_with_blank_lines_around_it_and_more_code_after_is_no_heading():
+    assert headings("\\# set it up\nx = load()\n\n# now run it\n\nrun(x)\n") == []
+
+
+@pytest.mark.parametrize("caption", ["Build the documentation like this::", "**Example 6.2. The build**"])
+def test_a_block_after_a_double_colon_or_an_example_caption_is_code(caption):
+    text = f"{caption}\n\n# build the docs\nmake html\n\nThat is all there is to building the documentation here.\n"
+    assert headings(text) == []
+
+
+def test_a_heading_after_code_and_a_paragraph_of_prose_is_still_found():
+    text = ("\\# a comment\nrun()\n\nThis paragraph of running text explains the example above in detail.\n\n"
+            "## Next steps\n\nMore.\n")
+    assert headings(text) == [(6, 2, "Next steps")]
+
+
+def test_a_heading_right_after_code_is_found_when_prose_follows_it():
+    text = ("\\>>> re.match(r'\\\\', r'\\\\')\n<re.Match object; span=(0, 1)>\n\n### Writing a Tokenizer\n\n"
+            "A [tokenizer or scanner](https://en.wikipedia.org/wiki/Lexical_analysis)\n"
+            " analyzes a string to categorize groups of characters.\n")
+    assert headings(text) == [(4, 3, "Writing a Tokenizer")]
+
+
+def test_a_heading_right_after_code_is_found_when_a_list_of_links_follows_it():
+    text = "\\>>> main()\nhello\n\n### Navigation\n\n*   [index](https://d.example/genindex.html)\n"
+    assert headings(text) == [(4, 3, "Navigation")]
+
+
+@pytest.mark.parametrize("text", [
+    "Conflicts look like this:\n\n<<<<<<< HEAD:file.txt\nHello world\n=======\nGoodbye\n>>>>>>> 77976da:file.txt\n",
+    "It prints:\n\n ?column?\n----------\n        4\n",
+])
+def test_code_shaped_text_over_a_rule_is_no_setext_heading(text):
+    assert headings(text) == []
+
+
+def test_a_section_of_code_above_the_first_prose_is_main_text():
+    prose = "This sentence of running text has well over eight words in it."
+    text = f"{web.NOTE_LINE}\n\nSYNOPSIS\n--------\n\n_git merge_ \\[-n\\]\n\nDESCRIPTION\n-----------\n\n{prose}\n"
+    assert web.outline_facts(text)["main"] == [3, 11]
