@@ -11,8 +11,14 @@ HTML, once in the markdown), so they are counted as multisets:
 - found: own headings that outline entries of the same text cover;
 - non-headings: outline entries beyond the truth's count of their text (none for a text not in it).
 Truth is HTML h1–h4 (the corpus may give h5–h6 too: an entry matching one is a heading, not counted
-in recall). The expected main text starts at the page's top heading: the first, in the page, of the
-own headings of the highest level (Sphinx's h3 "Navigation" menu is not it; its h1 is).
+in recall); entries of levels 5–6 are not scored; a truth heading with no text is left out.
+
+Where the main text starts: the expected line is the page's top heading, the first in the page of the
+own headings of the highest level (Sphinx's h3 "Navigation" menu is not it; its h1 is). The fixture
+tests want exactly that line. Over a corpus, where Firecrawl drops some pages' titles (javadoc's) and
+the text may rightly start above the first heading left, a start is right when it is not after that
+heading and no menu (three or more lines of links and nothing else) lies from it to there; on a page
+without headings, when its first line is not a line of links.
 """
 
 import json
@@ -22,15 +28,17 @@ import unicodedata
 from collections import Counter
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "realpages")
-LINK = re.compile(r"!?\[([^\]\n]*)\]\([^)\n]*\)")
-ATX = re.compile(r" {0,3}#{1,6}(?:[ \t]+|$)")
+IMAGE = re.compile(r"!\[[^\]\n]*\]\([^)\n]*\)")
+LINK = re.compile(r"\[((?:\\.|[^\]\\\n])*)\]\([^)\n]*\)")
+ATX = re.compile(r"(?:\s*(?:[-*+]|\d{1,9}[.)])[ \t]+)*\s*#{1,6}(?:[ \t]+|$)")   # in list items too
+CELL = re.compile(r"\|\s*([^|<]+)<br>(?:=+|-+)(?:<br>|\s*\|)")   # a heading in a table cell
 RULE = re.compile(r" {0,3}(?:=+|-+)[ \t]*$")
 
 
 def normalised(text):
-    text = LINK.sub(r"\1", unicodedata.normalize("NFKC", text))
+    text = LINK.sub(r"\1", IMAGE.sub("", unicodedata.normalize("NFKC", text)))
     text = re.sub(r"\\(.)", r"\1", text).replace("¶", " ")
-    return " ".join(re.sub(r"[`*_]", "", text).split()).casefold()
+    return "".join(re.sub(r"[`*_]", "", text).split()).casefold()
 
 
 def read_truth(folder=FIXTURES):
@@ -63,6 +71,8 @@ def heading_line(lines, text):
     """1-based line of the first ATX line, or setext paragraph (its underline maybe after a blank line),
     whose text is `text` normalised; None if there is none."""
     for i, line in enumerate(lines):
+        if CELL.match(line) and normalised(CELL.match(line).group(1)) == text:
+            return i + 1
         if ATX.match(line) and normalised(ATX.sub("", line.rstrip("\\ "), count=1)) == text:
             return i + 1
         if RULE.match(line) and i:
@@ -75,24 +85,47 @@ def heading_line(lines, text):
     return None
 
 
+def link_only(line):
+    """A line of links or images and no words besides (a menu's line)."""
+    rest = LINK.sub(" ", IMAGE.sub(" ", line))
+    return rest != line and not re.search(r"\w", rest.replace("<br>", " "))
+
+
+def menu_between(lines, start, end):
+    """True when lines start..end-1 (1-based) hold three link-only lines with only blank or punctuation
+    lines between them."""
+    run = 0
+    for line in lines[start - 1:end - 1]:
+        if link_only(line):
+            run += 1
+            if run == 3:
+                return True
+        elif re.search(r"\w", line):
+            run = 0
+    return False
+
+
 def page_score(text, truth, facts):
     """{"own", "found", "entries", "wrong", "start", "expected"} of outline_facts `facts` of page `text`."""
     lines = text.split("\n")
     present = page_texts(lines)
-    wanted = Counter(normalised(t) for level, t in truth if level <= 4)
+    wanted = Counter(normalised(t) for level, t in truth if level <= 4 and normalised(t))   # "" is no title
     every = Counter(normalised(t) for _, t in truth)
     own = {t: min(n, present[t]) for t, n in wanted.items() if present[t]}
-    got = Counter(normalised(h[4]) for h in facts["headings"])
+    got = Counter(normalised(h[4]) for h in facts["headings"] if h[2] <= 4)   # the truth has no h5–h6
     top = min((level for level, t in truth if normalised(t) in own), default=None)
     first = [heading_line(lines, normalised(t)) for level, t in truth if level == top]
+    start, expected = facts["main"][0], min((n for n in first if n), default=None)
     return {"own": sum(own.values()), "found": sum(min(n, got[t]) for t, n in own.items()),
             "entries": sum(got.values()), "wrong": sum(max(0, n - every[t]) for t, n in got.items()),
-            "start": facts["main"][0], "expected": min((n for n in first if n), default=None)}
+            "start": start, "expected": expected,
+            "start_ok": start <= expected and not menu_between(lines, start, expected) if expected
+            else not link_only(next((line for line in lines[start - 1:] if line.strip()), ""))}
 
 
 def totals(scores):
-    """(recall, non-heading share, pages whose main text starts where expected, pages) over page scores."""
+    """(recall, non-heading share, pages whose main text starts right, pages) over page scores."""
     own, found = sum(s["own"] for s in scores), sum(s["found"] for s in scores)
     entries, wrong = sum(s["entries"] for s in scores), sum(s["wrong"] for s in scores)
     return (found / own if own else 1.0, wrong / entries if entries else 0.0,
-            sum(s["start"] == s["expected"] for s in scores), len(scores))
+            sum(s["start_ok"] for s in scores), len(scores))

@@ -8,6 +8,7 @@ from outline_corpus import heading_line, normalised, page_score, read_page, read
 
 TRUTH = read_truth()
 SPHINX = [name for name in TRUTH if "-python3-dev-" in name]
+PROSE = "This sentence of running text has well over eight words in it."
 
 
 def headings(text):
@@ -141,6 +142,103 @@ def test_code_shaped_text_over_a_rule_is_no_setext_heading(text):
 
 
 def test_a_section_of_code_above_the_first_prose_is_main_text():
-    prose = "This sentence of running text has well over eight words in it."
-    text = f"{web.NOTE_LINE}\n\nSYNOPSIS\n--------\n\n_git merge_ \\[-n\\]\n\nDESCRIPTION\n-----------\n\n{prose}\n"
+    text = f"{web.NOTE_LINE}\n\nSYNOPSIS\n--------\n\n_git merge_ \\[-n\\]\n\nDESCRIPTION\n-----------\n\n{PROSE}\n"
     assert web.outline_facts(text)["main"] == [3, 11]
+
+
+def test_an_atx_heading_goes_on_after_the_line_breaks_firecrawl_puts_after_its_links():
+    text = ("### impl<T> [Vec](https://d.example/vec.html \"struct Vec\")\n<T, [Global](https://d.example/g.html)\n"
+            "\\>\n\nConstructs a new, empty vector.\n\n#### pub fn [reserve](https://d.example/vec.html#reserve)\n(  \n"
+            "    additional: [usize](https://d.example/usize.html)\n  \n)\n\nReserves capacity.\n")
+    assert headings(text) == [(1, 3, "impl<T> Vec<T, Global>"), (7, 4, "pub fn reserve( additional: usize )")]
+
+
+def test_a_heading_of_a_link_then_text_on_the_next_line_ends_at_the_blank_line():
+    assert headings("## See [the guide](https://d.example/g)\n for more\n\nText.\n") == [(1, 2, "See the guide for more")]
+
+
+def test_heading_text_drops_images_and_markdown_escapes_and_keeps_brackets_in_link_text():
+    text = ("Struct [std](https://d.example/std)\n::[vec](https://d.example/vec)\n![Copy item path](https://d.example/c.svg)\n"
+            "======================================================================\n\n"
+            "## fn with\\_capacity(buf: &mut [\\[u8\\]](https://d.example/u8)) -> \\*mut [[T]](https://d.example/s)\n")
+    assert headings(text) == [(1, 1, "Struct std::vec"), (6, 2, "fn with_capacity(buf: &mut [u8]) -> *mut [T]")]
+
+
+def test_headings_in_list_items_are_found_at_the_items_indent():
+    text = ("*   *   ### Constructor Summary\n        \n        | Constructor | Description |\n\n"
+            "*   Parameterized runs a test many times.\n    \n    ### Tests with single parameter\n    \n"
+            "    If your test needs one parameter only, give an array of objects.\n\n        # code, four spaces in\n")
+    assert headings(text) == [(1, 3, "Constructor Summary"), (7, 3, "Tests with single parameter")]
+
+
+def test_a_heading_in_a_tables_first_cell_is_found_when_underlined_as_long_as_its_text():
+    text = "| --- | --- |\n| Macros<br>------ |     |\n| #define | [SDL_MAIN](https://d.example/m) |\n| a<br>- |  |\n"
+    assert headings(text) == [(2, 2, "Macros"), (4, 2, "a")]
+    assert headings("| Macros<br>-- |     |\n") == []   # an underline too short for its text
+
+
+def test_a_heading_with_a_link_or_code_between_two_code_blocks_is_found():
+    text = ("\\# loop\nEND IF;\n\n#### 43.6.4.2. `IF-THEN-ELSE`\n\nIF x THEN\n\n"
+            "### Flags[¶](https://d.example/re.html#flags)\n\n\\>>> re.A\n\n## plain comment\n\nmore code\n")
+    assert headings(text) == [(4, 4, "43.6.4.2. IF-THEN-ELSE"), (8, 3, "Flags")]
+
+
+def test_a_paragraph_of_prose_broken_after_its_links_ends_the_code_before_it():
+    text = ("\\>>> type(Menu)\n<class 'enum.EnumMeta'>\n\n"
+            "Introducing [`__class_getitem__()`](https://d.example/dm.html#cg)\n, and outlining when a "
+            "[subscription](https://d.example/ex.html)\n results in it being called instead.\n\n"
+            "### 3.3.6. Emulating callable objects\n\nobject.\\_\\_call\\_\\_(_self_)\n")
+    assert headings(text) == [(8, 3, "3.3.6. Emulating callable objects")]
+
+
+def test_an_indented_rule_under_code_output_is_no_setext_heading():
+    assert headings("SELECT 2;\n\nNOTICE:  --- Call Stack ---\n outer_func\n ------------\n          1\n") == []
+
+
+def test_a_line_of_symbols_and_breaks_is_no_prose():
+    assert web.text_words("| \\[ << \\] | \\[ [>>](https://d.example/2)<br> \\] | |") == 0
+    assert web.line_kinds(["| #define | [SDL_MAIN](https://d.example/m) |", "*   [index](https://d.example/i)",
+                           "[a](https://d.example/a) - Method in class Assert"], 0) == ["text", "links", "text"]
+
+
+def test_a_sections_table_of_links_above_the_prose_is_main_text_but_a_menu_is_not():
+    menu = "".join(f"*   [entry {i}](https://d.example/{i})\n" for i in range(6))
+    table = "| --- | --- |\n| Macros<br>------ |     |\n| #define | [SDL_MAIN](https://d.example/m) |\n\n"
+    text = f"{web.NOTE_LINE}\n\n{menu}\n{table}Detailed Description\n--------------------\n\n{PROSE}\n"
+    assert web.outline_facts(text)["main"] == [11, 17]   # from the table's heading "Macros"
+
+
+def test_a_one_top_heading_opens_the_text_above_its_contents_list():
+    toc = "".join(f"[43.6.{i}. Part {i}](https://d.example/p#{i})\n\n" for i in range(1, 10))
+    text = f"{web.NOTE_LINE}\n\n43.6. Control Structures\n------------------------\n\n{toc}{PROSE}\n\n### 43.6.1. Returning\n\n{PROSE}\n"
+    assert web.outline_facts(text)["main"][0] == 3
+
+
+def test_a_page_of_menus_only_starts_at_its_first_prose_past_them():
+    menu = "".join(f"*   [entry {i}](https://d.example/{i})\n" for i in range(12))
+    text = f"{web.NOTE_LINE}\n\n{menu}\nHere is a list of all files with brief descriptions:\n\n{menu}"
+    assert web.outline_facts(text)["main"] == [16, 29]
+
+
+def test_sections_of_tables_after_the_last_prose_stay_in_the_main_text():
+    rows = "| `Class<?>[]` | `[value](https://d.example/v)` | Categories |\n" * 3
+    text = (f"{web.NOTE_LINE}\n\n## Category\n\n{PROSE}\n\n## Required Element Summary\n\n{rows}\n"
+            "## See also\n\n[a](https://d.example/a)\n[b](https://d.example/b)\n[c](https://d.example/c)\n")
+    assert web.outline_facts(text)["main"] == [3, 11]
+
+
+def test_a_list_item_of_prose_ends_the_code_before_it():
+    text = ("\\# set it up\nx = load()\n\n*   This list item of running text explains the example above in full.\n\n"
+            "## Next steps\n\nrun(x)\n")
+    assert headings(text) == [(6, 2, "Next steps")]
+
+
+def test_an_escaped_bracket_before_a_link_opens_no_link():
+    text = "#### fn read_at(&self, buf: &mut \\[[u8](https://d.example/u8)\\\n\\], offset: [u64](https://d.example/u64)\n) -> R\n"
+    assert headings(text) == [(1, 4, "fn read_at(&self, buf: &mut [u8], offset: u64) -> R")]
+
+
+def test_a_page_of_menus_only_under_its_title_starts_at_the_title():
+    menu = "".join(f"[{i}. Part {i}](https://d.example/{i})\n\n" for i in range(12))
+    text = f"{web.NOTE_LINE}\n\nGNU gettext utilities\n=====================\n\n# Table of Contents\n\n{menu}{PROSE}\n{menu}"
+    assert web.outline_facts(text)["main"][0] == 3
