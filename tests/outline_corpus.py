@@ -1,24 +1,25 @@
 """How well `web.py outline` finds real pages' own headings: real Firecrawl pages, their HTML's headings
-as ground truth (tests/fixtures/realpages, see its README), and the score of an outline against them.
+as ground truth (tests/fixtures/realpages and realcorpus, see their READMEs), and an outline's score.
 
-How texts match: a heading is found when an outline entry has the same text once both are normalised
-(NFKC, casefold, spaces collapsed; link and image marks, markdown escapes, `*`, `_`, `` ` `` and the
-permalink mark ¶ dropped). Firecrawl's mangling is not forgiven: an entry with a stray `\\` or with its
-permalink's URL left in is not the heading. Texts repeat (DocBook's "Note", Sphinx's sidebar twice in the
-HTML, once in the markdown), so they are counted as multisets:
+How texts match: a heading is found when an outline entry has the same text once both are normalised:
+NFKC, casefold, images, link marks, markdown escapes, `*`, `_`, `` ` `` and the permalink mark ¶
+dropped, and no spaces at all (Firecrawl adds and drops spaces where it breaks a line after a link, in
+`Vec <u8 , A>`; the outline cannot tell them from the page's). Other mangling is not forgiven: an entry
+with a stray `\\`, its permalink's URL or an image's alt text left in is not the heading. Texts repeat
+(DocBook's "Note"; Sphinx's sidebar twice in the HTML, once in the markdown), so they count as multisets:
 - own: a truth heading counts only as many times as its text stands as a line or paragraph of the saved
-  page (Firecrawl's main-content step drops some, e.g. the git man pages' h1 and NAME section);
+  page (Firecrawl's main-content step drops some: the git man pages' h1 and NAME, javadoc's title);
 - found: own headings that outline entries of the same text cover;
 - non-headings: outline entries beyond the truth's count of their text (none for a text not in it).
-Truth is HTML h1–h4 (the corpus may give h5–h6 too: an entry matching one is a heading, not counted
-in recall); entries of levels 5–6 are not scored; a truth heading with no text is left out.
+Truth is HTML h1–h4 and so is recall; entries of levels 5–6 (found too) are not scored, as the truth
+has no h5–h6 to check them against; a truth heading with no text is left out.
 
 Where the main text starts: the expected line is the page's top heading, the first in the page of the
-own headings of the highest level (Sphinx's h3 "Navigation" menu is not it; its h1 is). The fixture
-tests want exactly that line. Over a corpus, where Firecrawl drops some pages' titles (javadoc's) and
-the text may rightly start above the first heading left, a start is right when it is not after that
-heading and no menu (three or more lines of links and nothing else) lies from it to there; on a page
-without headings, when its first line is not a line of links.
+own headings of the highest level (Sphinx's h3 "Navigation" menu is not it; its h1 is). Tests want
+exactly that line where the page's top HTML heading is left ("titled"). Where Firecrawl dropped the
+title, the text may rightly start above the first heading left: a start is right ("start_ok") when it
+is not after that heading and no menu (three or more lines of links and nothing else) lies from it to
+there; on a page without headings, when its first line is not a line of links.
 """
 
 import json
@@ -114,11 +115,12 @@ def page_score(text, truth, facts):
     own = {t: min(n, present[t]) for t, n in wanted.items() if present[t]}
     got = Counter(normalised(h[4]) for h in facts["headings"] if h[2] <= 4)   # the truth has no h5–h6
     top = min((level for level, t in truth if normalised(t) in own), default=None)
+    titled = top == min((level for level, t in truth if normalised(t)), default=None)
     first = [heading_line(lines, normalised(t)) for level, t in truth if level == top]
     start, expected = facts["main"][0], min((n for n in first if n), default=None)
     return {"own": sum(own.values()), "found": sum(min(n, got[t]) for t, n in own.items()),
             "entries": sum(got.values()), "wrong": sum(max(0, n - every[t]) for t, n in got.items()),
-            "start": start, "expected": expected,
+            "start": start, "expected": expected, "titled": titled,
             "start_ok": start <= expected and not menu_between(lines, start, expected) if expected
             else not link_only(next((line for line in lines[start - 1:] if line.strip()), ""))}
 
