@@ -2396,15 +2396,15 @@ def main_text(lines, first, headings):
     """(start, end) 1-based lines of the page's running text: headings cut the page into parts; the
     parts of links before the first prose and after the last (menus, tables of contents, footers) are
     left out, but sections of code or tables next to the prose and the page's title above it are in.
-    From the first prose's section when every part is links."""
+    From the title or the first prose when every part is links, the top when there is neither."""
     kinds = line_kinds(lines, first)
     cuts = sorted({first + 1} | {h[0] for h in headings} | {len(lines) + 1})
     parts = [(a, b - 1) for a, b in zip(cuts, cuts[1:]) if b > a]
     title, opening = page_title(headings), {h[0] for h in headings}
     kept = [(a, b) for a, b in parts if "prose" in kinds[a - 1 - first:b - first] and not navigation(kinds, first, a, b)]
-    if not kept:   # menus only: from its first prose, or its title above it
-        prose = first + 1 + next((i for i, kind in enumerate(kinds) if kind == "prose"), 0)
-        return min(prose, title or prose), len(lines)
+    if not kept:   # menus only: from its title or its first prose, whichever comes first
+        prose = next((first + 1 + i for i, kind in enumerate(kinds) if kind == "prose"), None)
+        return min((n for n in (title, prose) if n), default=first + 1), len(lines)
     start, end = kept[0][0], kept[-1][1]
     for a, b in reversed(parts[:parts.index(kept[0])]):   # sections of code and tables next to the prose
         if not section_of_text(kinds, first, a, b, opening):

@@ -115,7 +115,7 @@ def page_score(text, truth, facts):
     own = {t: min(n, present[t]) for t, n in wanted.items() if present[t]}
     got = Counter(normalised(h[4]) for h in facts["headings"] if h[2] <= 4)   # the truth has no h5–h6
     top = min((level for level, t in truth if normalised(t) in own), default=None)
-    titled = top == min((level for level, t in truth if normalised(t)), default=None)
+    titled = top is not None and top == min(level for level, t in truth if normalised(t))
     first = [heading_line(lines, normalised(t)) for level, t in truth if level == top]
     start, expected = facts["main"][0], min((n for n in first if n), default=None)
     return {"own": sum(own.values()), "found": sum(min(n, got[t]) for t, n in own.items()),

@@ -250,7 +250,8 @@ def test_an_escaped_bracket_before_a_link_opens_no_link():
     assert headings(text) == [(1, 4, "fn read_at(&self, buf: &mut [u8], offset: u64) -> R")]
 
 
-def test_a_page_of_menus_only_under_its_title_starts_at_the_title():
+@pytest.mark.parametrize("prose", [PROSE + "\n", ""])
+def test_a_page_of_menus_only_under_its_title_starts_at_the_title(prose):
     menu = "".join(f"[{i}. Part {i}](https://d.example/{i})\n\n" for i in range(12))
-    text = f"{web.NOTE_LINE}\n\nGNU gettext utilities\n=====================\n\n# Table of Contents\n\n{menu}{PROSE}\n{menu}"
-    assert web.outline_facts(text)["main"][0] == 3
+    text = f"{web.NOTE_LINE}\n\n[Next](https://d.example/n)\n\nGNU gettext\n===========\n\n# Contents\n\n{menu}{prose}{menu}"
+    assert web.outline_facts(text)["main"][0] == 5
