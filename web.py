@@ -2630,9 +2630,25 @@ def known_topics(md_root):
 
 # --- outline: a saved page's headings and where its text starts ------------------
 
-ATX_HEADING = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
+LIST_ITEM = re.compile(r"(?:[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+)+")   # a list item's markers, nested ones too: "*   *   "
+# an ATX heading, maybe in list items (javadoc's "*   *   ### Method Summary")
+ATX_HEADING = re.compile(r"(?: {0,3}|" + LIST_ITEM.pattern + r")(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 SETEXT_RULE = re.compile(r" {0,3}(=+|-+)[ \t]*$")
 NOT_PARAGRAPH = re.compile(r"\s*(?:[-*+]\s|\d{1,9}[.)]\s|>|\||#)| {4}|\t")
+HARD_BREAK = re.compile(r"(?<!\\)((?:\\\\)*)\\[ \t]*$")   # Firecrawl ends every line of some pages with a `\` break
+# Un-fenced code keeps its shape: Turndown escapes a line's first `#`, `>` (so `\>>>`) or `=` only where
+# a block's text begins; shell prompts; a leading space; a marker of diffs and merges (<<<<<<< x)
+CODE_LINE = re.compile(r" {0,3}(?:\\[#>=]|[$%] )|\s|([<>=+-])\1\1+[ \t]+\S")
+CODE_CAPTION = re.compile(r"[*_\s]*Example\b|.*::\s*$")   # "**Example 6.2. …**", or reST's "text::" before code
+MARKUP_START = re.compile(r"\s*(?:[-*+][ \t]|\d{1,9}[.)][ \t]|[|>]|!?\[|\*\*|_)")   # lists, tables, links
+# a link or image (group 1 "!"), its text (group 2) maybe holding brackets: [\[T\]](…), [[T]](…)
+HEADING_LINK = re.compile(r"(?<!\\)(!?)\[((?:\\.|\[[^\]\n]*\]|[^\]\\\n])*)\]\([^)\n]*\)")
+LINK_END = re.compile(HEADING_LINK.pattern + r"\s*$")
+CELL_HEADING = re.compile(r" {0,3}\|\s*([^|<>]+?)<br>(=+|-+)(?:<br>|\s*\|)")   # a heading in a table's first cell
+ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")   # markdown's backslash escapes of ASCII punctuation
+BREAK_TAG = re.compile(r"<br\s*/?>")
+WORDLIKE = re.compile(r"\w")
+PROSE_END = re.compile(r"[.!?:][\"”’)\]]*\s*$")
 OUTLINE_SHARE = 0.02      # the outline is at most this share of the page's characters …
 OUTLINE_MIN_CHARS = 1200  # … or this many, whichever is more
 PROSE_WORDS = 8           # a line with this many words outside links is running text, not navigation
@@ -2640,41 +2656,149 @@ PROSE_WORDS = 8           # a line with this many words outside links is running
 
 def page_headings(lines, first=0):
     """[(line, level, text)] of the ATX and setext headings in `lines` from index `first` on, outside
-    code fences; a setext heading starts at the first line of the paragraph it underlines."""
-    headings, fence, paragraph = [], None, None   # paragraph: index where the current paragraph began
-    for i in range(first, len(lines)):
+    code fences and un-fenced code; a setext heading starts at the first line of the paragraph it
+    underlines, which may end in a link, then a blank line (Firecrawl breaks the line after every link)."""
+    lines = [HARD_BREAK.sub(r"\1", line) for line in lines]
+    headings, fence, paragraph, code, indent = [], None, None, False, 0   # code: inside un-fenced code
+    i = first
+    while i < len(lines):
         line = lines[i]
-        opener = FENCE.match(line)
+        indent = item_indent(line, indent)
+        opener, atx = FENCE.match(line), ATX_HEADING.match(line, 0 if line[:indent].strip() else indent)
+        cell = cell_heading(line)
         if fence or (opener and len(opener.group(1).expandtabs(4)) <= 3):
             fence, paragraph = _fence_after(fence, line), None
-            continue
-        atx = ATX_HEADING.match(line)
-        if atx:
-            headings.append((i + 1, len(atx.group(1)), heading_text(atx.group(2) or "")))
+        elif cell:
+            headings.append((i + 1,) + cell)
             paragraph = None
-        elif SETEXT_RULE.match(line) and paragraph is not None:
-            level = 1 if line.strip()[0] == "=" else 2
-            headings.append((paragraph + 1, level, heading_text(" ".join(lines[paragraph:i]))))
+        elif atx:
+            code, paragraph = not atx_is_heading(lines, i, atx, code), None
+            if not code:
+                end = heading_end(lines, i)
+                text = joined([atx.group(2) or ""] + lines[i + 1:end + 1])
+                headings.append((i + 1, len(atx.group(1)), heading_text(text)))
+                i = end
+        elif paragraph is not None and (SETEXT_RULE.match(line) or underline_after_blank(lines, i)):
+            rule = lines[i + 1] if not line.strip() else line
+            i += not line.strip()
+            if not CODE_LINE.match(lines[paragraph]) and not CODE_LINE.match(rule):   # psql's " -----" too
+                level = 1 if rule.strip()[0] == "=" else 2
+                headings.append((paragraph + 1, level, heading_text(joined(lines[paragraph:i]))))
+                code = False
             paragraph = None
         elif not line.strip() or NOT_PARAGRAPH.match(line):
             paragraph = None
         elif paragraph is None:
-            paragraph = i
+            paragraph, end = i, next((k for k in range(i, len(lines)) if blank_line(lines, k)), len(lines))
+            code = bool(CODE_LINE.match(line)) or (code and not running_text(joined(lines[i:end])))
+        code = (code and not running_text(line)) or bool(CODE_CAPTION.match(line))
+        i += 1
     return headings
 
 
+def cell_heading(line):
+    """(level, text) of a heading Firecrawl put in a table's first cell (`| Macros<br>------ |`), with its
+    underline as long as its text, half as long at least; None for any other line."""
+    cell = CELL_HEADING.match(line)
+    if not cell or 2 * len(cell.group(2)) < len(cell.group(1)):
+        return None
+    return (1 if cell.group(2)[0] == "=" else 2), heading_text(cell.group(1))
+
+
+def heading_end(lines, i):
+    """Index of the last line of ATX heading i: the lines after it while the one before ends in a link
+    (Firecrawl breaks the line after every link, a heading's too) or in a hard line break (`<br>`)."""
+    while heading_goes_on(lines, i + 1):
+        i += 1
+    return i
+
+
+def heading_goes_on(lines, k):
+    """True when line k, after a line ending in a link or a hard break, is text (no heading) or a lone
+    hard break (a `<br>`) with text after it."""
+    broken = LINK_END.search(lines[k - 1]) or lines[k - 1].endswith("  ")
+    if k >= len(lines) or not broken or ATX_HEADING.match(lines[k]):
+        return False
+    return bool(lines[k].strip()) or (lines[k] == "  " and not blank_line(lines, k + 1))
+
+
+def joined(lines):
+    """The lines of a heading as one: a line break Firecrawl put after a link was no space in the page."""
+    return "".join(line if k == 0 or LINK_END.search(lines[k - 1]) else " " + line for k, line in enumerate(lines))
+
+
+def blank_line(lines, i):
+    """True for index i out of range or a blank line."""
+    return not 0 <= i < len(lines) or not lines[i].strip()
+
+
+def running_text(line):
+    """True for a line of prose: enough words outside links, ending as a sentence or a link does."""
+    return (text_words(line) >= PROSE_WORDS and not ATX_HEADING.match(line)
+            and not CODE_LINE.match(line) and bool(PROSE_END.search(line) or LINK_END.search(line)))
+
+
+def underline_after_blank(lines, i):
+    """True when blank line i sits between a line ending in a link and a setext underline as long as the
+    text (half as long at least: a thematic break is short)."""
+    return (blank_line(lines, i) and not blank_line(lines, i + 1) and bool(SETEXT_RULE.match(lines[i + 1]))
+            and bool(LINK_END.search(lines[i - 1])) and 2 * len(lines[i + 1].strip()) >= len(lines[i - 1].strip()))
+
+
+def item_indent(line, indent):
+    """The column where the content of the list item `line` is in starts (0 outside lists), given the one
+    of the line before: after the markers of a new item, at a line's own indent left of the item's."""
+    item, lead = LIST_ITEM.match(line), len(line) - len(line.lstrip())
+    return item.end() if item else lead if line.strip() and lead < indent else indent
+
+
+def atx_is_heading(lines, i, atx, code):
+    """Whether ATX line i is a heading, not a comment in un-fenced code: a lone `#` never is, nor a line
+    next to one with as many `#`s (a run of comments); inside code, only one with blank lines around it
+    that holds links or code spans, or whose next text (past more such lines) is prose or markup."""
+    marks, text = atx.group(1, 2)
+    if marks == "#" and not text:
+        return False
+    for k in (i - 1, i + 1):
+        other = ATX_HEADING.match(lines[k]) if 0 <= k < len(lines) else None
+        if other and other.group(1) == marks:
+            return False
+    while code:
+        if not blank_line(lines, i - 1) or not blank_line(lines, i + 1):
+            return False
+        if HEADING_LINK.search(lines[i]) or lines[i].count("`") >= 2:   # markup from the page's HTML, not raw code
+            return True
+        i = next((k for k in range(i + 1, len(lines)) if lines[k].strip()), None)
+        if i is None:
+            break
+        if not ATX_HEADING.match(lines[i]):
+            end = next((k for k in range(i, len(lines)) if not lines[k].strip()), len(lines))
+            return bool(running_text(joined(lines[i:end])) or MARKUP_START.match(lines[i]))
+    return True
+
+
 def heading_text(text):
-    """A heading as one plain line: links and images reduced to their text, permalink marks (¶) gone."""
-    return " ".join(MARKDOWN_LINK.sub(r"\1", text).replace("¶", " ").replace("`", "").split())
+    """A heading as one plain line, as the page shows it: links reduced to their text; images, permalink
+    marks (¶), code marks and markdown's escapes gone."""
+    plain = HEADING_LINK.sub(lambda link: "" if link.group(1) else link.group(2), text)
+    return " ".join(ESCAPE.sub(r"\1", plain.replace("`", "")).replace("¶", " ").split())
+
+
+def text_words(line):
+    """How many words a line has outside its links and `<br>`s (a word has a letter or digit: not `\\[ << \\]`)."""
+    rest = BREAK_TAG.sub(" ", HEADING_LINK.sub(" ", line)).replace("|", " ")
+    return sum(1 for word in rest.split() if WORDLIKE.search(word))
 
 
 def line_kinds(lines, first):
-    """Each line from `first` on as "prose" (running text), "links" (a line of links or images with
-    little else: navigation) or "" (blank, short, markup)."""
+    """Each line from `first` on as "prose" (running text), "links" (a line of links or images and a word
+    at most besides: navigation), "text" (a few words, with links or not: an index's entry; a table's row
+    with a link or a word: a reference's member) or "" (blank, a word, markup)."""
     kinds = []
     for line in lines[first:]:
-        plain = len(MARKDOWN_LINK.sub(" ", line).replace("|", " ").split())
-        kinds.append("prose" if plain >= PROSE_WORDS else "links" if MARKDOWN_LINK.search(line) else "")
+        words, link = text_words(line), HEADING_LINK.search(line)
+        row = line.startswith("|") and (words or link)
+        kinds.append("prose" if words >= PROSE_WORDS else "text" if words >= 2 or row else "links" if link else "")
     return kinds
 
 
@@ -2687,16 +2811,25 @@ def navigation(kinds, first, start, end):
 def main_text(lines, first, headings):
     """(start, end) 1-based lines of the page's running text: headings cut the page into parts; the
     parts of links before the first prose and after the last (menus, tables of contents, footers) are
-    left out, but a level-1 heading (the title) above the first prose opens the text. The whole body
-    when the page has no prose."""
+    left out, but sections of code or tables next to the prose and the page's title above it are in.
+    From the title or the first prose when every part is links, the top when there is neither."""
     kinds = line_kinds(lines, first)
     cuts = sorted({first + 1} | {h[0] for h in headings} | {len(lines) + 1})
     parts = [(a, b - 1) for a, b in zip(cuts, cuts[1:]) if b > a]
+    title, opening = page_title(headings), {h[0] for h in headings}
     kept = [(a, b) for a, b in parts if "prose" in kinds[a - 1 - first:b - first] and not navigation(kinds, first, a, b)]
-    if not kept:
-        return first + 1, len(lines)
+    if not kept:   # menus only: from its title or its first prose, whichever comes first
+        prose = next((first + 1 + i for i, kind in enumerate(kinds) if kind == "prose"), None)
+        return min((n for n in (title, prose) if n), default=first + 1), len(lines)
     start, end = kept[0][0], kept[-1][1]
-    title = next((h[0] for h in headings if h[1] == 1 and h[0] <= end), None)
+    for a, b in reversed(parts[:parts.index(kept[0])]):   # sections of code and tables next to the prose
+        if not section_of_text(kinds, first, a, b, opening):
+            break
+        start = a
+    for a, b in parts[parts.index(kept[-1]) + 1:]:
+        if not section_of_text(kinds, first, a, b, opening):
+            break
+        end = b
     if title and title < start:   # the page's title opens its text, even above an intro of links
         start = title
     if start == first + 1:   # no heading above the text: skip the links it opens with
@@ -2704,6 +2837,21 @@ def main_text(lines, first, headings):
     while end > start and not lines[end - 1].strip():
         end -= 1
     return start, end
+
+
+def section_of_text(kinds, first, start, end, opening):
+    """True when lines start..end (1-based) are a section (they start at a heading) of no more lines
+    of links than lines of text: code, a table, a reference's members."""
+    part = kinds[start - 1 - first:end - first]
+    return start in opening and part.count("links") <= part.count("text")
+
+
+def page_title(headings):
+    """Line of the page's title: its first level-1 heading, else its one heading of the top level (a
+    DocBook section's h2); None without one."""
+    level = min((h[1] for h in headings), default=0)
+    top = [h[0] for h in headings if h[1] == level]
+    return top[0] if top and (level == 1 or len(top) == 1) else None
 
 
 def outline_facts(text):

@@ -25,7 +25,8 @@ sys.path[:0] = [TESTS, ROOT]
 import citecheck_corpus  # noqa: E402
 from standins import (FirecrawlStandIn, Reply, SearxngStandIn, SilentStandIn, captured_reply, make_hit,  # noqa: E402
                       page_body)
-from web import DOCTOR_WAIT, NOTE_LINE as NOTE  # noqa: E402
+from web import DOCTOR_WAIT, NOTE_LINE as NOTE, OUTLINE_MIN_CHARS, OUTLINE_SHARE  # noqa: E402
+import outline_corpus  # noqa: E402
 
 PY = sys.executable   # the interpreter itself, not a shim in front of it
 WEB = os.path.join(ROOT, "web.py")
@@ -433,6 +434,50 @@ def reading(env, fire):
     return rows
 
 
+def outline_scores(env, web):
+    """([page_score], outline characters, page characters, the largest outline's share of its budget) of
+    `web` outline (one process per page, as Claude runs it) over the real fixture pages and their headings."""
+    scores, shown, chars, worst = [], 0, 0, 0.0
+    for folder in (outline_corpus.FIXTURES, os.path.join(os.path.dirname(outline_corpus.FIXTURES), "realcorpus")):
+        for name, truth in outline_corpus.read_truth(folder).items():
+            path = os.path.join(folder, name)
+            facts = json.loads(subprocess.run([PY, web, "outline", path, "--json"], env=env, capture_output=True,
+                                              check=True).stdout)
+            text = outline_corpus.read_page(name, folder)
+            scores.append(outline_corpus.page_score(text, truth, facts))
+            out = subprocess.run([PY, web, "outline", path], env=env, capture_output=True, check=True).stdout.decode()
+            budget = max(OUTLINE_MIN_CHARS, OUTLINE_SHARE * len(text))
+            shown, chars, worst = shown + len(out), chars + len(text), max(worst, len(out) / budget)
+    return scores, shown, chars, worst
+
+
+def outline_rows(env, web, label):
+    scores, shown, chars, worst = outline_scores(env, web)
+    recall, wrong, starts, pages = outline_corpus.totals(scores)
+    own, found = sum(s["own"] for s in scores), sum(s["found"] for s in scores)
+    entries, entries_wrong = sum(s["entries"] for s in scores), sum(s["wrong"] for s in scores)
+    return [(f"{label}: own headings found, {pages} real pages (11 generators)", recall, ">= 0.98", recall >= 0.98,
+             f"{found:,} of {own:,} HTML h1–h4 left in the saved pages"),
+            (f"{label}: outline entries that are no heading", wrong, "<= 0.02", wrong <= 0.02,
+             f"{entries_wrong:,} of {entries:,}"),
+            (f"{label}: pages whose main text starts at the text, not in a menu", starts / pages, ">= 1.00",
+             starts == pages, f"{starts} of {pages}"),
+            (f"{label}: the outline's share of the page", shown / chars, "(reported)", True,
+             f"{shown:,} of {chars:,} characters; the largest is {worst:.0%} of its budget (2% of the page, "
+             "1,200 characters at least)")]
+
+
+def outline_quality(env, baseline):
+    """How much of real pages' own headings the outline finds, how few of its entries are not headings,
+    and where it says the main text starts (tests/fixtures/realpages and realcorpus: real Firecrawl
+    output of Debian's HTML docs against their HTML's h1–h4; matching rules in tests/outline_corpus.py)."""
+    rows = outline_rows(env, WEB, "outline")
+    if baseline:
+        rows += [("  " + name.replace("outline:", "--baseline:", 1), ratio, "(reported)", True, detail)
+                 for name, ratio, _, _, detail in outline_rows(env, baseline, "outline")]
+    return rows
+
+
 # --- verification: what Claude reads to check an 8-source synthesis ---------------------------
 
 def verification_topic(md_root, rng):
@@ -637,9 +682,10 @@ def main():
     parser.add_argument("--quick", action="store_true", help="a smoke run of a few seconds (shorter latencies)")
     parser.add_argument("--json-out", metavar="PATH", help="also write the table as JSON")
     parser.add_argument("--baseline", metavar="WEB_PY",
-                        help="an older web.py to run the token, straggler and save-path scenarios against too "
+                        help="an older web.py to run the token, straggler, outline and save-path scenarios against too "
                              "(before/after in one run)")
-    parser.add_argument("--only", choices=["tokens", "straggler", "doctor", "reading", "verification", "refresh"],
+    parser.add_argument("--only", choices=["tokens", "straggler", "doctor", "reading", "outline", "verification",
+                                           "refresh"],
                         help="run one scenario")
     args = parser.parse_args()
     searx, fire = SearxngStandIn(), FirecrawlStandIn()
@@ -649,6 +695,7 @@ def main():
                    PYTHONPATH=os.path.join(TESTS, "guard"))
         if args.only:
             rows = {"tokens": lambda: tokens(env, searx, fire, args.baseline), "reading": lambda: reading(env, fire),
+                    "outline": lambda: outline_quality(env, args.baseline),
                     "doctor": lambda: doctor_hang(env),
                     "verification": lambda: verification(env, args.baseline),
                     "straggler": lambda: straggler(env, fire, args.quick, args.baseline),
@@ -661,6 +708,7 @@ def main():
             rows += bytes_per_result(env, searx)
             rows += tokens(env, searx, fire, args.baseline)
             rows += reading(env, fire)
+            rows += outline_quality(env, args.baseline)
             rows += verification(env, args.baseline)
             rows += straggler(env, fire, args.quick, args.baseline)
             rows += refresh_bench(env, fire, args.quick)
