@@ -4319,12 +4319,13 @@ class SourceLookup:
             corpus_files(self.topic_dir)
 
     def run_pages(self, run):
-        """The saved pages a run saved or found already saved; every page when the topic has no run."""
+        """The saved pages a run saved, found already saved or refreshed (their version then current);
+        every page when the topic has no run."""
         if run is None:
             return [p for p in self.pages() if p.startswith("web/")]
-        names = {os.path.basename(e["path"]) for e in self.events if e.get("run") == run and
-                 e.get("command") == "scrape" and e.get("path") and
-                 (e.get("outcome") == "saved" or e.get("reason") == "already saved")}
+        names = {os.path.basename(e["path"]) for e in self.events if e.get("run") == run and e.get("path") and (
+            e.get("command") == "scrape" and (e.get("outcome") == "saved" or e.get("reason") == "already saved") or
+            e.get("command") == "refresh" and e.get("outcome") in ("unchanged", "changed"))}
         return [p for p in self.pages() if p.startswith("web/") and p[4:] in names]
 
 
@@ -4818,7 +4819,8 @@ ATTRIBUTIONS = (re.compile(rf"\b[Aa]ccording to (?:the\s+)?(?:{ROLE}\s+){{0,2}}{
                 re.compile(rf"(?m)^[ \t]*(?:—|–|―|--)[ \t]*(?:(?:{ROLE})\.?\s+){{0,2}}{NAME}"))   # — X under a quote
 NOT_NAMES = frozenset("he she they it we i you this that these those there critics scholars researchers experts "
                       "authors author others some many officials scientists historians studies study reports report "
-                      "sources source one both all most who which later also the a an its their his her our".split())
+                      "sources source one both all most who which later also the a an its their his her our".split()
+                      ) | frozenset(MONTHS) | frozenset("monday tuesday wednesday thursday friday saturday sunday".split())
 
 
 def bare_name(name):
@@ -4889,13 +4891,14 @@ def render_lost(claim, lost):
     return " and ".join(parts)
 
 
-def changed_page_warnings(claims, lookup):
+def changed_page_warnings(claims, lookup, cited):
     """A cited page whose newer version no longer holds some of the quotes or numbers it is cited for:
-    one warning a page (the synthesis still passes against the version it cites)."""
+    one warning a page (the synthesis still passes against the version it cites), unless the synthesis
+    cites that newer version too (`cited`: every page it cites), so it knows."""
     warnings = []
     for rel, claim in claims.items():
         newer = lookup.newer_version(rel)
-        lost = lost_claims(claim, lookup.body(newer)) if newer else ([], [])
+        lost = lost_claims(claim, lookup.body(newer)) if newer and newer not in cited else ([], [])
         if lost[0] or lost[1]:
             fetched = lookup.header(newer).get("fetched")
             warnings.append((claim[2], "page-changed", f"{source_label(lookup, rel)} {rel} has a newer version, "
@@ -4947,7 +4950,7 @@ def cite_check(path, lookup=None, text=None):
     run_pages = lookup.run_pages(run)
     warnings = [p[1:] for p in numbered if p[0] == "warning"] + partly_cited_warnings(partly)
     warnings += speaker_warnings(verdicts, lookup) + never_cited(run_pages, links)
-    warnings += changed_page_warnings(page_claims(sentences, verdicts, lookup), lookup)
+    warnings += changed_page_warnings(page_claims(sentences, verdicts, lookup), lookup, {l.rel for l in links if l.rel})
     coverage = coverage_of(sentences, verdicts, counts, links, run_pages, lookup)
     return CheckResult(sorted(set(errors)), warnings, coverage, sentences, lookup, run, answer, partly)
 
@@ -4989,7 +4992,7 @@ def render_check(shown, result, review):
     lines += [f"  unchecked quote, line {u['line']}: \"{u['quote']}\" — {u['why']}" for u in cov["unchecked"]]
     if cov["per_source"]:
         lines.append("citations per source: " + " · ".join(
-            f"{source_label(result.lookup, rel)} {count}" for rel, count in cov["per_source"].items()))
+            f"{version_label(result.lookup, rel)} {count}" for rel, count in cov["per_source"].items()))
     lines.append(f"{'FAIL' if result.errors else 'ok'}: {counted(len(result.errors), 'error')}, "
                  f"{counted(len(result.warnings), 'warning')}")
     return "\n".join(lines[:-1] + render_review(review) + lines[-1:]) + "\n"
@@ -4998,6 +5001,13 @@ def render_check(shown, result, review):
 def source_label(lookup, rel):
     label = lookup.label_of(rel)
     return f"[{label}]" if label else rel
+
+
+def version_label(lookup, rel):
+    """A page's label with its version when it is a later one: [1], [1 v2]."""
+    version = page_version(os.path.basename(rel)) if rel.startswith("web/") else 1
+    return source_label(lookup, rel)[:-1] + f" v{version}]" if version > 1 and lookup.label_of(rel) else \
+        source_label(lookup, rel)
 
 
 def source_link(lookup, rel):
@@ -5655,12 +5665,15 @@ def run_line(result):
     if not facts:
         return "Run facts (ledger): no /research run recorded"
     options = facts["options"]
-    labels = [source_label(result.lookup, rel) for rel in result.lookup.run_pages(result.run)]
-    failed = sum(1 for e in result.lookup.events if e.get("run") == result.run and e.get("outcome") == "failed")
+    mine = [e for e in result.lookup.events if e.get("run") == result.run]
+    failed = sum(1 for e in mine if e.get("command") == "scrape" and e.get("outcome") == "failed")
+    refreshed = {os.path.basename(e.get("path") or ""): e.get("outcome") for e in mine if e.get("command") == "refresh"}
+    labels = [source_label(result.lookup, rel) for rel in result.lookup.run_pages(result.run) if rel[4:] not in refreshed]
+    earlier = " ".join(f"{source_label(result.lookup, 'web/' + name)} {outcome}" for name, outcome in refreshed.items())
     return (f"Run facts (ledger): run {facts['run']} · goal: {facts['goal']} · {facts['round']} of "
             f"{options.get('max_rounds') or 1} rounds searched · {facts['requests']['search']} search requests · "
             f"{len(facts['saved'])} of {options.get('max_sources')} pages saved: {' '.join(labels) or 'none'} · "
-            f"{counted(failed, 'pick')} failed")
+            f"{counted(failed, 'pick')} failed" + (f" · earlier runs' pages refreshed: {earlier}" if earlier else ""))
 
 
 def audit_brief(result):

@@ -510,3 +510,33 @@ def test_an_already_saved_url_is_reported_as_saved_even_when_the_budget_is_spent
     assert r.code == web.EXIT_USAGE and r.err == ("web.py: usage: the run's budget is spent: 1 of 1 pages saved; 1 of "
                                                  "the candidates are saved already — add --force to go past it\n")
 
+
+
+def test_a_synthesis_that_cites_both_versions_of_a_page_knows_it_changed(run, fire, md_root):
+    fire.set_page(A, article(A, '"Every pool held a star" in 2019.'))
+    first, _ = start_run(run)
+    run("scrape", A, "--topic", "s")
+    fire.set_page(A, article(A, '"Most pools held a star" in 2025.'))
+    run("refresh", "--topic", "s", "--all")
+    path = write(md_root / "s" / f"how-do-sea-stars-fare-{TODAY}-synthesis.md", synthesis_text(
+        first, 'The June version said "Every pool held a star" [1](web/a-org-stars.md).',
+        ['Where it said "Every pool held a star" [1](web/a-org-stars.md), it now says "Most pools held a star" '
+         '[1](web/a-org-stars.v2.md).']))
+    check = run("cite-check", path)
+    assert check.code == 0 and "page-changed" not in run("cite-check", path, "--json").out   # it reports the change
+    assert "citations per source: [1] 2 · [1 v2] 1" in check.out.splitlines()           # each version by its label
+    assert "warning:" not in check.out                                                  # "The June version": no speaker
+
+
+def test_the_auditor_is_told_which_earlier_pages_this_run_refreshed(run, fire, md_root):
+    path, names = refresh_topic(run, fire, md_root, dict(list(PAGES.items())[:3]))
+    second, _ = start_run(run)
+    fire.set_page("https://gone.org/c", captured_reply("notfound.json"))
+    run("refresh", "--topic", "s")
+    mine = write(md_root / "s" / f"how-do-sea-stars-fare-{TODAY}-2-synthesis.md",
+                 path.read_text("utf-8").replace("run ", f"run {second} ", 1))
+    launch = tool_call("pretooluse-agent.json", md_root.parent, "Agent", subagent_type="citation-auditor",
+                       run_in_background=False, description="audit", prompt=f"Synthesis: {mine}")
+    prompt = decision(run, launch)["updatedInput"]["prompt"]
+    assert "0 of 4 pages saved: none · 0 picks failed · earlier runs' pages refreshed: [1] unchanged [2] " \
+           "unchanged [3] gone\n" in prompt
