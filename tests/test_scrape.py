@@ -2,6 +2,7 @@
 
 import json
 import os
+import time
 
 import pytest
 from standins import ARTICLE, Reply, article_markdown, captured_reply, page_body
@@ -324,6 +325,19 @@ def test_once_the_budget_is_met_a_straggler_is_left_unused_not_waited_for(run, f
     events = web.read_ledger(md_root / "t" / "web" / "_ledger.jsonl")
     assert [(e["url"], e["reason"]) for e in events if e["outcome"] == "unused"] == [
         (urls[0], "not needed: --limit 3 was met")]
+
+
+@pytest.mark.parametrize("fetch_times, started_ago, grace", [
+    ([0.2, 0.2, 0.3], 0.3, web.STRAGGLER_GRACE),      # a quick box: the straggler gets 1.5 s
+    ([1.0, 1.2, 1.1], 1.2, 3 * 1.1 - 1.2),              # a slow box: until 3 times its usual pace, from its start
+    ([], 0.0, web.STRAGGLER_GRACE)])
+def test_a_straggler_waits_1_5_s_or_three_times_the_boxs_usual_pace(fetch_times, started_ago, grace):
+    batch = object.__new__(web.ScrapeBatch)
+    batch.limit, batch.saved, batch.ready, batch.grace_until = 3, [{}, {}], {4: None}, None
+    straggler = object()
+    batch.in_flight, batch.fetch_times = {straggler: (1, {})}, fetch_times
+    batch.started = {straggler: time.monotonic() - started_ago}
+    assert batch.straggler_wait() == pytest.approx(grace, abs=0.05)
 
 
 def test_a_candidate_listed_twice_is_reported_not_dropped(run, fire, md_root, tmp_path):
