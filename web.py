@@ -1736,11 +1736,13 @@ def cmd_scrape(args, cfg):
         raise usage_error("several URLs need --topic", "add --topic T (or scrape one URL at a time)")
     if args.json and args.topic is None and not args.out:
         raise usage_error("--json needs --topic or --out", "without them the page itself is printed")
-    if args.out:
-        return scrape_to_file(args, cfg, candidates[0], check_out(args.out, args.force, cfg.md_root))
-    if args.topic is None:
+    store = existing_topic(cfg, args.topic) if args.topic is not None else None
+    out = check_out(args.out, args.force, cfg.md_root) if args.out else None
+    check_typed_urls(args, cfg)
+    if out:
+        return scrape_to_file(args, cfg, candidates[0], out)
+    if store is None:
         return scrape_to_stdout(args, cfg, candidates[0])
-    store = existing_topic(cfg, args.topic)
     saved = store.refresh()[0]
     unsaved = sum(1 for c in candidates if url_key(c["url"]) not in saved)
     limit, budget, capped = check_budget(store.events(), args.limit, len(candidates), args.force, unsaved)
@@ -1755,6 +1757,15 @@ def cmd_scrape(args, cfg):
     else:
         write_out(render_scrape(report, limit))
     return code
+
+
+def check_typed_urls(args, cfg):
+    """A usage error for a URL typed on the command line that web.py would not fetch: bad input, refused
+    before anything is done (a pick from --from that is refused is a failed pick instead)."""
+    for url in args.urls:
+        problem = scrape_url_problem(url.strip(), cfg.host, args.allow_private)
+        if problem:
+            raise usage_error(f"{shorter(url.strip())}: {problem}")
 
 
 def check_budget(events, limit, candidates, force, unsaved):
@@ -2178,11 +2189,24 @@ def render_scrape(report, limit=None):
         reader = f", long: {READER}" if e.get("reader") else ""
         lines.append(f"saved    {number}{e['path']}  ({e['words']} words{reader}{flags})  {e['url']}")
     lines += [f"failed   {e['kind']}: {e['error']}  {e['url']}" for e in report.get("failed", [])]
-    lines += [f"skipped  {e['reason']}: {e.get('path') or e.get('same_as')}  {e['url']}"
-              for e in report.get("skipped", [])]
+    lines += summed([f"skipped  {skip_reason(e)}  {e['url']}" for e in report.get("skipped", [])], "skipped")
     lines += [f"unused   not needed: --limit {limit} was met  {url}" for url in report.get("unused", [])]
-    lines += [f"not attempted  {url}" for url in report.get("not_attempted", [])]
+    lines += summed([f"not attempted  {url}" for url in report.get("not_attempted", [])], "not attempted")
     return "\n".join(lines) + "\n" if lines else "nothing to do\n"
+
+
+def skip_reason(entry):
+    """Why a candidate was skipped, each URL said once: `already saved: md/t/web/x.md`, `duplicate candidate
+    (listed before as https://…)`."""
+    if entry.get("path"):
+        return f"{entry['reason']}: {entry['path']}"
+    same = entry.get("same_as")
+    return entry["reason"] + (f" (listed before as {same})" if same and same != entry["url"] else " (listed twice)")
+
+
+def summed(lines, what, shown=5):
+    """At most `shown` report lines of one kind, then how many more (the JSON answer has them all)."""
+    return lines if len(lines) <= shown + 1 else lines[:shown] + [f"{what}  … and {len(lines) - shown} more (--json lists them)"]
 
 
 # --- refresh: the pages behind a topic's synthesis, fetched again ------------------------------
@@ -5676,7 +5700,8 @@ def run_line(result):
     failed = sum(1 for e in mine if e.get("command") == "scrape" and e.get("outcome") == "failed")
     refreshed = {os.path.basename(e.get("path") or ""): e.get("outcome") for e in mine if e.get("command") == "refresh"}
     labels = [source_label(result.lookup, rel) for rel in result.lookup.run_pages(result.run) if rel[4:] not in refreshed]
-    earlier = " ".join(f"{source_label(result.lookup, 'web/' + name)} {outcome}" for name, outcome in refreshed.items())
+    earlier = " ".join(f"{source_label(result.lookup, 'web/' + name)} {outcome}" for name, outcome in
+                       sorted(refreshed.items(), key=lambda item: result.lookup.number_of("web/" + item[0]) or 0))
     return (f"Run facts (ledger): run {facts['run']} · goal: {facts['goal']} · {facts['round']} of "
             f"{options.get('max_rounds') or 1} rounds searched · {facts['requests']['search']} search requests · "
             f"{len(facts['saved'])} of {options.get('max_sources')} pages saved: {' '.join(labels) or 'none'} · "

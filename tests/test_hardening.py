@@ -94,8 +94,8 @@ BAD_URLS = [
 @pytest.mark.parametrize("url, reason", BAD_URLS)
 def test_bad_urls(run, fire, md_root, url, reason):
     shown = url if len(url) <= 200 else url[:199] + "…"                  # a long URL is cut in the one line
-    check_bad(run, md_root, ["scrape", url, "--topic", "t"], web.EXIT_PARTIAL,
-              f"scrape: {shown}: invalid-url: {reason}", topic_web_allowed=True)
+    check_bad(run, md_root, ["scrape", url, "--topic", "t"], web.EXIT_USAGE,   # typed by hand: bad input
+              f"usage: {shown}: {reason}")
     assert fire.requests == []
 
 

@@ -199,7 +199,9 @@ def test_redirected_pages_record_where_they_ended(run, fire, md_root):
 def test_scrape_ledger_records_every_page(run, fire, md_root, tmp_path):
     fire.set_articles("https://a.org/1")
     fire.set_page("https://b.org/2", captured_reply("timeout.json"))
-    run("scrape", "https://a.org/1", "https://b.org/2", "javascript:x", "--topic", "t")
+    picks = tmp_path / "picks.json"   # picks come from pages: a bad one is a failed pick, not bad input
+    picks.write_text(json.dumps(["https://a.org/1", "https://b.org/2", "javascript:x"]), encoding="utf-8")
+    run("scrape", "--from", picks, "--topic", "t")
     events = web.read_ledger(md_root / "t" / "web" / "_ledger.jsonl")
     outcomes = {e["url"]: (e["outcome"], e.get("kind")) for e in events}
     assert outcomes == {"https://a.org/1": ("saved", None), "https://b.org/2": ("failed", "timeout"),
@@ -208,9 +210,11 @@ def test_scrape_ledger_records_every_page(run, fire, md_root, tmp_path):
     assert saved["path"].endswith("a-org-1.md") and len(saved["sha256"]) == 64
 
 
-def test_private_addresses_are_refused_before_firecrawl_is_asked(run, fire):
+def test_private_addresses_are_refused_before_firecrawl_is_asked(run, fire, tmp_path):
     fire.set_articles("http://10.1.2.3/wiki/page")
-    r = run("scrape", "http://169.254.169.254/latest/meta-data", "--topic", "t", "--json")
+    picks = tmp_path / "picks.json"
+    picks.write_text(json.dumps(["http://169.254.169.254/latest/meta-data"]), encoding="utf-8")
+    r = run("scrape", "--from", picks, "--topic", "t", "--json")
     assert r.code == web.EXIT_PARTIAL and r.json["failed"][0] == {
         "url": "http://169.254.169.254/latest/meta-data", "kind": "invalid-url",
         "error": "private address — if it is your own intranet page, add --allow-private"}
