@@ -2909,7 +2909,7 @@ def render_outline(shown, facts, budget=None):
     start, end = facts["main"]
     head = [f"{shown}: {facts['lines']:,} lines, {facts['words']:,} words · main text: lines {start:,}–{end:,}"
             + (f" (header 1–{facts['header']})" if facts["header"] else "")]
-    rows = [(level, f"{line:>6}–{stop:<6} {words:>7,}  {'#' * level} {shorter(title, 90) or '(untitled)'}")
+    rows = [(level, outline_row(line, stop, f"{words:,}", f"{'#' * level} {shorter(title, 90) or '(untitled)'}"))
             for line, stop, level, words, title in facts["headings"]]
     if budget is None:
         budget = max(OUTLINE_MIN_CHARS, int(facts.get("chars", 0) * OUTLINE_SHARE))
@@ -2928,8 +2928,13 @@ def render_outline(shown, facts, budget=None):
         head.append("no headings: read it in order, or Grep it for the words the goal needs")
     elif left:
         head.append(f"{len(kept)} of {len(rows)} headings shown (levels 1–{depth}); Grep '^#' for the rest")
-    head.append("lines     to         words  heading" if kept else "")
+    head.append(outline_row("line", "end", "words", "heading") if kept else "")
     return "\n".join([h for h in head if h] + kept) + "\n"
+
+
+def outline_row(line, end, words, heading):
+    """One row of the outline, its header row too: the columns line up."""
+    return f"{line:>6}–{end:<6} {words:>7}  {heading}"
 
 
 def read_page_text(path):

@@ -99,7 +99,9 @@ def test_outline_command_prints_figures_and_headings_and_never_changes_the_page(
     assert r.code == 0 and r.err == ""
     first, *rest = r.out.splitlines()
     assert first == f"{web.display_path(page)}: 118 lines, 921 words · main text: lines 15–117 (header 1–6)"
-    assert rest[0] == "lines     to         words  heading"
+    assert rest[0] == "  line–end      words  heading"
+    assert all(row.index("–") == rest[0].index("–") and row.index("  #") == rest[0].index("  heading")
+               for row in rest[1:])                     # the columns line up under their headers
     assert [line.split("  ")[-1] for line in rest[1:]] == ["# Cancellation in depth", "## Section 1",
                                                            "### Section 2", "## Section 3"]
     j = run("outline", page, "--json").json
