@@ -59,30 +59,25 @@ def test_headers_slower_than_the_timeout(run, searx, monkeypatch, md_root):
     monkeypatch.setenv("WEB_TIMEOUT", "0.3")
     monkeypatch.setenv("WEB_RETRIES", "1")
     searx.delay = 1.0
-    started = time.monotonic()
     r = run("search", "slow", "--topic", "t")
     assert r.code == web.EXIT_UNREACHABLE and "did not answer within 0.3 s (2 attempts)" in one_line(r.err)
-    assert time.monotonic() - started < 1.5
 
 
 def test_body_trickling_slower_than_the_timeout(run, fire, monkeypatch, md_root):
     monkeypatch.setenv("WEB_TIMEOUT", "0.4")
     monkeypatch.setenv("WEB_RETRIES", "0")
     fire.fail_next(Reply(200, json.dumps(page_body("https://e.org/a", article_markdown())), trickle=0.02))
-    started = time.monotonic()
     r = run("scrape", "https://e.org/a", "--topic", "t")
     assert r.code == web.EXIT_UNREACHABLE and "did not answer within 0.4 s" in one_line(r.err)
-    assert time.monotonic() - started < 1.5 and leftovers(md_root) == []
+    assert leftovers(md_root) == []
 
 
 def test_429_with_retry_after_seconds_is_honoured(run, fire, md_root):
     fire.set_articles("https://example.org/a")
     fire.fail_next(Reply(429, {"success": False, "error": "slow down"}, headers={"Retry-After": "1"}))
-    started = time.monotonic()
     r = run("scrape", "https://example.org/a", "--topic", "t")
     assert r.code == 0 and r.err == "" and len(fire.requests) == 2          # retried quietly, then saved
-    assert fire.requests[1]["time"] - fire.requests[0]["time"] >= 0.95
-    assert time.monotonic() - started < 3
+    assert fire.requests[1]["time"] - fire.requests[0]["time"] >= 0.95     # not before the second it asked for
 
 
 def test_429_with_retry_after_as_http_date_is_honoured(run, searx):

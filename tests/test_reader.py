@@ -4,7 +4,6 @@ client (tests/fixtures/claude-code)."""
 
 import json
 import os
-import time
 
 import pytest
 
@@ -120,13 +119,12 @@ def test_outline_of_a_bad_file_is_a_usage_error(run, tmp_path, content, message)
     assert r.code == 2 and message in r.err and r.err.count("\n") == 1 and r.out == ""
 
 
-def test_a_30000_word_page_is_outlined_fast_and_in_a_few_percent_of_its_size(tmp_path):
+def test_a_30000_word_page_is_outlined_in_a_few_percent_of_its_size(tmp_path):
     page = tmp_path / "big.md"
     page.write_text(saved_page(long_body(sections=200, words=150)), encoding="utf-8")
-    started = time.perf_counter()
     facts = web.page_outline(str(page))
     text = web.render_outline("big.md", facts)
-    assert facts["words"] > 30000 and time.perf_counter() - started < 5   # generous: ~0.2 s here
+    assert facts["words"] > 30000   # how fast: tests/bench.py --only outline
     assert len(text) <= max(web.OUTLINE_MIN_CHARS, 0.02 * facts["chars"]) and len(text) < 0.02 * facts["chars"]
     assert "headings shown (levels 1–" not in text or "Grep '^#' for the rest" in text
 

@@ -312,8 +312,9 @@ def test_of_two_identical_pages_the_higher_ranked_is_kept_whatever_finishes_firs
     assert [s["n"] for s in run("manifest", "--topic", "t", "--json").json["saved"]] == [1, 2]
 
 
-def test_once_the_budget_is_met_a_straggler_is_left_unused_not_waited_for(run, fire, md_root):
+def test_once_the_budget_is_met_a_straggler_is_left_unused_not_waited_for(run, fire, md_root, monkeypatch):
     import threading
+    monkeypatch.setattr(web, "STRAGGLER_GRACE", 0.3)
     fire.set_articles("https://b.org/1", "https://c.org/2", "https://d.org/3")
     hold = threading.Event()
     fire.set_page("https://slow.org/x", Reply(200, page_body("https://slow.org/x", article_markdown("slow")), hold=hold))
