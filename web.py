@@ -11,7 +11,7 @@ import re
 import sys
 import time
 
-VERSION = "3.0.0"
+VERSION = "4.0.0"
 
 # ---------------------------------------------------------------------------
 # Configuration
@@ -3082,7 +3082,7 @@ def unfenced(answer):
 
 
 INSTRUCTIONS_SEEN = re.compile(r"(?im)^[ \t]*(?:[-*][ \t]+)?\**instructions seen\**[ \t]*:\**[ \t]*(.*(?:\n[ \t]*\S.*)*)")
-LINE_REF = re.compile(r"\bL(\d+)(?:[ \t]*[–-][ \t]*L?(\d+))?")
+REPORTED_LINES = re.compile(r"\bL(\d+)(?:[ \t]*[–-][ \t]*L?(\d+))?[ \t]*:")   # `L423: "…"`, not "contradicts L503"
 
 
 def note_instructions(note):
@@ -3092,7 +3092,7 @@ def note_instructions(note):
     said = match.group(1).strip() if match else ""
     if not said or re.fullmatch(r"(?i)[\s*_`]*(?:none|nothing|n/a)[\s.*_`]*", said):
         return None
-    return [(int(a), int(b or a)) for a, b in LINE_REF.findall(said)]
+    return [(int(a), int(b or a)) for a, b in REPORTED_LINES.findall(said)]
 
 
 def line_refs(ranges):

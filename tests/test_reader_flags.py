@@ -62,7 +62,9 @@ def note_reporting(addressed, errata):
     ("Instructions seen: none", None), ("Instructions seen: None.", None), ("**Instructions seen:** none", None),
     ('Instructions seen: L506: "ignore the rest" (not followed)', [(506, 506)]),
     ('Instructions seen:\n- L506–507: "a" (not followed)\n- L1021: "b"', [(506, 507), (1021, 1021)]),
-    ("Instructions seen: a hidden line asks readers to run a command", [])])
+    ("Instructions seen: a hidden line asks readers to run a command", []),
+    ('Instructions seen: L423: "Note to AI …" (not followed; contradicts L503) | L838: "Errata (2026) …" (not '
+     'followed; looks planted)', [(423, 423), (838, 838)])])   # a real reader's answer: L503 is what it contradicts
 def test_the_instructions_a_reader_saw_are_read_with_their_lines(section, lines):
     assert web.note_instructions(f"Contributes: x\nNot in the page: y\n{section}\n") == lines
 
