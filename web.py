@@ -2392,12 +2392,8 @@ def render_refresh(report):
     lines = []
     for e in report["pages"]:
         number, lost = f"[{e['n']}] " if e.get("n") else "", e.get("lost")
-        said = {"changed": lambda: f"{e['path']}" + (f" (same text as {e['same_as']})" if e.get("same_as") else
-                                                     f" (was {os.path.basename(e['previous'])})"),
-                "moved": lambda: f"→ {e['to']}", "gone": lambda: f"{e['kind']}: {e['error']}",
-                "failed": lambda: f"{e['kind']}: {e['error']}"}.get(e["outcome"])
-        if said:
-            lines.append(f"{e['outcome']:<9}  {number}{said()}  {e['url']}")
+        if e["outcome"] != "unchanged":
+            lines.append(f"{e['outcome']:<9}  {number}{refresh_detail(e)}  {e['url']}")
         if lost:
             held = " and ".join(counted(len(lost[k]), k[:-1]) for k in ("quotes", "numbers") if lost[k])
             lines.append(f"           {held} no longer on the live page" +
@@ -2406,9 +2402,7 @@ def render_refresh(report):
     unchanged = [e["n"] for e in report["pages"] if e["outcome"] == "unchanged" and e.get("n")]
     if unchanged:
         lines.append(f"unchanged  {number_ranges(unchanged)}")
-    lines += [f"not attempted  {url}" for url in report.get("not_attempted", [])[:5]]
-    if len(report.get("not_attempted", [])) > 5:
-        lines.append(f"not attempted  and {len(report['not_attempted']) - 5} more")
+    lines += summed([f"not attempted  {url}" for url in report.get("not_attempted", [])], "not attempted")
     counts = report["counts"]
     whose = f" cited by {report['synthesis']}" if report.get("synthesis") else ""
     lines.append(f"refreshed {counted(len(report['pages']), 'page')}{whose}: " +
@@ -2416,6 +2410,14 @@ def render_refresh(report):
                  f" · {counted(report['lost']['quotes'], 'quote')}, {counted(report['lost']['numbers'], 'number')} "
                  "no longer on the live page")
     return "\n".join(lines) + "\n"
+
+
+def refresh_detail(entry):
+    """What became of a page that needs a look: its new version, where it moved, or why it is gone or failed."""
+    if entry["outcome"] == "changed":
+        return entry["path"] + (f" (same text as {entry['same_as']})" if entry.get("same_as") else
+                                f" (was {os.path.basename(entry['previous'])})")
+    return f"→ {entry['to']}" if entry["outcome"] == "moved" else f"{entry['kind']}: {entry['error']}"
 
 
 def refresh_facts(events):

@@ -253,6 +253,10 @@ def test_the_whole_manifest_of_a_topic_with_two_runs_a_policy_and_failures(run, 
      'the synthesis passed cite-check: launch citation-auditor on it (Agent, "run_in_background": false, prompt: '
      "Synthesis: md/t/x-synthesis.md), fix every problem it names, run cite-check again"),
     ({"round": 1, "scraped": True, "limit": 0, "audit": {"problems": 2, "current": True}}, "passed",
+     "the audit found 2 problems (md/t/x-audit.md): fix each one in the synthesis, then run cite-check on it again"),
+    ({"round": 1, "scraped": True, "limit": 0, "audit": {"problems": 2, "current": False}}, "passed",
+     "the synthesis passed cite-check and was audited: present it to the user"),    # fixed since, and checked
+    ({"round": 1, "scraped": True, "limit": 0, "audit": {"problems": 0, "current": True}}, "passed",
      "the synthesis passed cite-check and was audited: present it to the user"),
     ({"round": 1, "scraped": True, "limit": 0}, "failing", "fix the synthesis's 4 cite-check errors, then run "
                                                             "cite-check again"),
@@ -262,7 +266,8 @@ def test_the_whole_manifest_of_a_topic_with_two_runs_a_policy_and_failures(run, 
                                                               "last check, or was never checked)"),
 ])
 def test_the_next_step_of_every_phase(facts, synthesis, sentence):
-    facts = dict({"scraped": False, "limit": 0, "stop": [], "gathered": False,
+    facts = dict({"scraped": False, "limit": 0, "stop": [], "gathered": False, "picks": f"_picks-1.{facts['round']}.json",
                   "options": {"deep": facts.pop("deep", False)}}, **facts)
     notes, audit = {"done": [], "need": facts.pop("need", [])}, facts.pop("audit", None)
     entry = {"status": synthesis, "errors": 4, "path": "md/t/x-synthesis.md", "audit": audit}
+    assert web.next_step("t", facts, entry, notes) == sentence
