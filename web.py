@@ -3015,8 +3015,8 @@ def passage_problems(passages, lines, slack=1):
 
 
 def loose_fold(text):
-    """Text folded for case, quote marks and whitespace only: links and URLs kept as written."""
-    return " ".join(text.translate(QUOTE_FOLD).casefold().split())
+    """Text folded for case, quote marks, HTML entities and whitespace only: links and URLs kept as written."""
+    return " ".join(html_unescape(text).translate(QUOTE_FOLD).casefold().split())
 
 
 def render_note(page_shown, number, title, lines, note, problems, passages, date):
@@ -4320,9 +4320,10 @@ class SourceLookup:
     def resolve(self, target):
         """(path relative to the topic, problem): a readable page, a broken citation, or (None, None)
         for an external link or an anchor, which cite nothing."""
+        from urllib.parse import unquote
         if re.match(r"[a-z][a-z0-9+.-]*:", target, re.I) or target.startswith("#"):
             return None, None
-        target = target.split("#")[0]
+        target = unquote(target.split("#")[0].removeprefix("<").removesuffix(">"))   # <web/a.md>, web/a%2Dx.md
         if self.files is not None:
             rel = os.path.normpath(target).replace(os.sep, "/")
             exists = rel in self.files
@@ -4440,9 +4441,9 @@ class SourceLookup:
 
 
 def fold_text(text):
-    """Text as cite-check compares it: links reduced to their text, emphasis, case,
-    quotes, soft hyphens and whitespace folded."""
-    text = MARKDOWN_LINK.sub(r"\1", INVISIBLE.sub("", text))
+    """Text as cite-check compares it: links reduced to their text, HTML entities to their characters
+    (markdown shows `&rsquo;` as ’), emphasis, case, quotes, soft hyphens and whitespace folded."""
+    text = MARKDOWN_LINK.sub(r"\1", INVISIBLE.sub("", html_unescape(text)))
     text = re.sub(r"[*_`]+", "", text.translate(QUOTE_FOLD)).casefold()
     text = " ".join(text.split())
     return re.sub(r" (?=[.,;:!?)\]])", "", text).replace("( ", "(")
@@ -4451,6 +4452,14 @@ def fold_text(text):
 def page_numbers(body):
     """Every value the numbers of a page's text can mean (link targets and URLs left out)."""
     return text_numbers(URL_TEXT.sub(" ", MARKDOWN_LINK.sub(r"\1", body)))
+
+
+def html_unescape(text):
+    """Text with its HTML entities as the characters they stand for (only where there is an &)."""
+    if "&" not in text:
+        return text
+    import html
+    return html.unescape(text)
 
 
 def quote_found(quote, folded_source, fold=None):
