@@ -2256,7 +2256,7 @@ def refresh_targets(store, events, every):
     keys = [key for key in current if every or key in cited]
     targets = [(numbers.get(os.path.basename(current[key])), read_header(current[key]).get("source"), current[key],
                 claims.get(key, ([], [], 0))) for key in keys]
-    return synthesis, sorted(targets, key=lambda t: t[0] or 0)
+    return synthesis, sorted(targets)   # by number
 
 
 def moved_elsewhere(url, final):
@@ -2293,12 +2293,12 @@ class RefreshBatch:
                     if not in_flight:
                         break
                     done, _ = gate.wait(in_flight)
-                    for future in sorted(done, key=lambda f: in_flight[f][0] or 0):
+                    for future in done:   # in any order: the report is sorted
                         target = in_flight.pop(future)
                         if self.settle(target, future) == "again":
                             pending.append(target)
         except KeyboardInterrupt:
-            rest = [t[1] for t in sorted(list(in_flight.values()) + list(pending), key=lambda t: t[0] or 0)]
+            rest = [t[1] for t in sorted(list(in_flight.values()) + list(pending))]   # by number
             report = self.report(EXIT_INTERRUPTED, rest, interrupted=True)
             raise Interrupted(report, render_refresh(report), f"interrupted — {counted(len(self.entries), 'page')} "
                               "refreshed and recorded; run refresh again for the rest")
@@ -2309,7 +2309,7 @@ class RefreshBatch:
         return self.report(code, [t[1] for t in pending]), code
 
     def start(self, target, in_flight):
-        problem = scrape_url_problem(target[1] or "", self.cfg.host, self.args.allow_private)
+        problem = scrape_url_problem(target[1], self.cfg.host, self.args.allow_private)
         if problem:
             return self.record(target, "failed", kind="invalid-url", error=problem)
         self.tries[target[2]] = self.tries.get(target[2], 0) + 1
@@ -2334,7 +2334,7 @@ class RefreshBatch:
         except Failure as err:
             self.box_failures.append(err)
             return self.record(target, "failed", kind=err.kind or "http", error=err.line())
-        lost = lost_claims(claim, body.decode("utf-8", "replace"))
+        lost = lost_claims(claim, body.decode("utf-8"))
         if moved_elsewhere(url, final):
             return self.record(target, "moved", to=final, lost=lost)
         sha = encode_page(header, body)[1]
@@ -2362,7 +2362,7 @@ class RefreshBatch:
 
     def report(self, code, not_attempted, **extra):
         """The report: the pages by outcome (changed first), then by number."""
-        pages = sorted(self.entries, key=lambda e: (REFRESH_ORDER.index(e["outcome"]), e["n"] or 0))
+        pages = sorted(self.entries, key=lambda e: (REFRESH_ORDER.index(e["outcome"]), e["n"]))
         counts = {o: sum(1 for e in pages if e["outcome"] == o) for o in REFRESH_ORDER}
         answer = {"schema": SCHEMAS["refresh"], "ok": code == EXIT_OK,
                   "synthesis": self.synthesis and display_path(self.synthesis), "pages": pages,
@@ -2391,15 +2391,15 @@ def render_refresh(report):
     then the totals."""
     lines = []
     for e in report["pages"]:
-        number, lost = f"[{e['n']}] " if e.get("n") else "", e.get("lost")
+        lost = e.get("lost")
         if e["outcome"] != "unchanged":
-            lines.append(f"{e['outcome']:<9}  {number}{refresh_detail(e)}  {e['url']}")
+            lines.append(f"{e['outcome']:<9}  [{e['n']}] {refresh_detail(e)}  {e['url']}")
         if lost:
             held = " and ".join(counted(len(lost[k]), k[:-1]) for k in ("quotes", "numbers") if lost[k])
             lines.append(f"           {held} no longer on the live page" +
                          (f": {', '.join(lost['numbers'][:5])}" if lost["numbers"] else ""))
             lines += [f'           "{shown_quote(q)}"' for q in lost["quotes"][:3]]
-    unchanged = [e["n"] for e in report["pages"] if e["outcome"] == "unchanged" and e.get("n")]
+    unchanged = [e["n"] for e in report["pages"] if e["outcome"] == "unchanged"]
     if unchanged:
         lines.append(f"unchanged  {number_ranges(unchanged)}")
     lines += summed([f"not attempted  {url}" for url in report.get("not_attempted", [])], "not attempted")

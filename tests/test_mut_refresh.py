@@ -1,0 +1,188 @@
+"""refresh, line by line: what each outcome prints and records, the header a new version keeps, the
+Ctrl-C report, a page that moved by its source URL, a page now another page's text, a private page,
+and the summary status and the manifest give — the survivors of a mutation run, pinned."""
+
+import json
+import os
+import signal
+import threading
+
+import pytest
+
+import web
+from standins import Reply, captured_reply, page_body
+from test_history import PAGES, TODAY, article, refresh_topic
+
+
+def shown(md_root, name):
+    return web.display_path(md_root / "s" / "web" / name)
+
+
+def test_every_outcome_prints_its_line_and_the_totals(run, fire, md_root):
+    path, names = refresh_topic(run, fire, md_root, PAGES)
+    fire.set_page("https://changes.org/b", article("https://changes.org/b", "Sea stars regrow arms. 2"))
+    fire.set_page("https://gone.org/c", captured_reply("notfound.json"))
+    fire.set_page("https://moves.org/d", article("https://elsewhere.org/home", "Welcome to our new site."))
+    fire.set_page("https://slow.org/e", captured_reply("timeout.json"))
+    fire.set_page("https://nohost.org/f", Reply(200, {"success": False, "code": "SCRAPE_DNS_RESOLUTION_ERROR",
+                                                      "error": "DNS resolution failed for hostname: nohost.org."}))
+    r = run("refresh", "--topic", "s")
+    assert (r.code, r.err) == (web.EXIT_PARTIAL, "")
+    assert r.out.splitlines() == [
+        f"changed    [2] {shown(md_root, 'changes-org-b.v2.md')} (was changes-org-b.md)  https://changes.org/b",
+        "           1 quote no longer on the live page",
+        '           "Sea stars regrow lost arms over a year"',
+        "moved      [4] → https://elsewhere.org/home  https://moves.org/d",
+        "           1 quote no longer on the live page",
+        '           "Sunflower stars were hit by wasting disease"',
+        "gone       [3] target-status: the site answered 404 Not Found  https://gone.org/c",
+        "           1 quote no longer on the live page",
+        '           "Ochre stars live for twenty years or more"',
+        "gone       [6] upstream: Firecrawl: DNS resolution failed for hostname: nohost.org. "
+        "[SCRAPE_DNS_RESOLUTION_ERROR]  https://nohost.org/f",
+        "           1 quote no longer on the live page",
+        '           "Leather stars smell of garlic when handled"',
+        "failed     [5] timeout: Firecrawl: Scrape timed out  https://slow.org/e",
+        "unchanged  [1]",
+        f"refreshed 6 pages cited by {web.display_path(path)}: 1 changed, 1 moved, 2 gone, 1 failed, 1 unchanged · "
+        "4 quotes, 0 numbers no longer on the live page"]
+
+
+def test_the_json_answer_and_the_ledger_carry_each_pages_outcome(run, fire, md_root):
+    path, names = refresh_topic(run, fire, md_root, dict(list(PAGES.items())[:3]))
+    fire.set_page("https://changes.org/b", article("https://changes.org/b", "Sea stars regrow arms. 2"))
+    fire.set_page("https://gone.org/c", captured_reply("notfound.json"))
+    answer = run("refresh", "--topic", "s", "--json").json
+    assert list(answer)[:2] == ["schema", "ok"] and answer["schema"] == "web.refresh/1" and answer["ok"] is False
+    assert isinstance(answer["elapsed_ms"], int) and answer["synthesis"] == web.display_path(path)
+    gone = next(e for e in answer["pages"] if e["outcome"] == "gone")
+    assert gone == {"n": 3, "url": "https://gone.org/c", "outcome": "gone", "path": shown(md_root, "gone-org-c.md"),
+                    "kind": "target-status", "error": "the site answered 404 Not Found",
+                    "lost": {"quotes": ["Ochre stars live for twenty years or more"], "numbers": []}}
+    events = {e["url"]: e for e in web.read_ledger(md_root / "s" / "web" / "_ledger.jsonl") if e["command"] == "refresh"}
+    changed = events["https://changes.org/b"]
+    assert (changed["outcome"], changed["path"], changed["previous"], changed["lost"], changed["synthesis"]) == (
+        "changed", shown(md_root, "changes-org-b.v2.md"), shown(md_root, "changes-org-b.md"), [1, 0], path.name)
+    assert len({e["batch"] for e in events.values()}) == 1
+    store = web.TopicStore(web.Config({"WEB_MD_ROOT": str(md_root)}, box=False), "s")
+    store.refresh()
+    for url, name in (("https://same.org/a", "same-org-a.md"), ("https://changes.org/b", "changes-org-b.v2.md")):
+        assert events[url]["sha256"] == store.sha_of(str(md_root / "s" / "web" / name))   # the text now live
+
+
+def test_a_new_version_keeps_the_pages_query_relevance_and_published_day(run, fire, md_root, tmp_path):
+    fire.set_page("https://a.org/1", page_body("https://a.org/1", "First text about sea stars. " * 10, title="A",
+                                               publishedTime="2024-05-06"))
+    run("init", "goal", "--topic", "s")
+    picks = tmp_path / "picks.json"
+    picks.write_text(json.dumps([{"url": "https://a.org/1", "query": "sea stars", "relevance": "the field count"}]))
+    run("scrape", "--topic", "s", "--from", picks)
+    fire.set_page("https://a.org/1", page_body("https://a.org/1", "Second text about sea stars. " * 10, title="A"))
+    assert run("refresh", "--topic", "s", "--all").code == web.EXIT_PARTIAL
+    header = web.read_header(md_root / "s" / "web" / "a-org-1.v2.md")
+    assert (header["query"], header["relevance"], header["published"]) == ("sea stars", "the field count",
+                                                                           "2024-05-06")
+    assert json.loads(fire.requests[-1]["raw"])["onlyMainContent"] is True
+
+
+def test_a_page_that_answers_from_another_source_url_has_moved(run, fire, md_root):
+    refresh_topic(run, fire, md_root, dict(list(PAGES.items())[:1]))
+    body = article("https://same.org/a", "Sea stars eat mussels at low tide. 1")
+    del body["data"]["metadata"]["url"]
+    body["data"]["metadata"]["sourceURL"] = "https://other.org/a"
+    fire.set_page("https://same.org/a", body)
+    page = run("refresh", "--topic", "s", "--json").json["pages"][0]
+    assert (page["outcome"], page["to"]) == ("moved", "https://other.org/a")
+
+
+@pytest.mark.parametrize("url, final, moved", [
+    ("https://a.org/x", "http://a.org/x", False), ("https://a.org/x", "https://www.a.org/x/", False),
+    ("https://a.org/x", "https://a.org/x?utm_source=feed", False), ("https://a.org/x", "https://a.org/y", True),
+    ("https://a.org/x", "https://b.org/x", True), ("https://a.org/x", None, False), ("https://a.org/x", "", False)])
+def test_which_redirects_are_a_move(url, final, moved):
+    assert web.moved_elsewhere(url, final) is moved
+
+
+def test_a_page_whose_text_is_now_another_saved_pages_is_changed_and_named(run, fire, md_root):
+    refresh_topic(run, fire, md_root, dict(list(PAGES.items())[:2]))
+    fire.set_page("https://changes.org/b", article("https://changes.org/b", "Sea stars eat mussels at low tide. 1"))
+    r = run("refresh", "--topic", "s", "--json")
+    page = next(e for e in r.json["pages"] if e["url"] == "https://changes.org/b")
+    assert (page["outcome"], page["same_as"]) == ("changed", shown(md_root, "same-org-a.md"))
+    assert f"changed    [2] {shown(md_root, 'changes-org-b.md')} (same text as {shown(md_root, 'same-org-a.md')})" \
+           in run("refresh", "--topic", "s").out
+
+
+def test_a_page_saved_with_allow_private_is_refreshed_only_with_it(run, fire, md_root):
+    fire.set_page("http://10.1.2.3/wiki", article("http://10.1.2.3/wiki", "The intranet counted 120 stars."))
+    run("init", "goal", "--topic", "s")
+    run("scrape", "http://10.1.2.3/wiki", "--topic", "s", "--allow-private")
+    page = run("refresh", "--topic", "s", "--all", "--json").json["pages"][0]
+    assert (page["outcome"], page["kind"], page["error"]) == (
+        "failed", "invalid-url", "private address — if it is your own intranet page, add --allow-private")
+    assert run("refresh", "--topic", "s", "--all", "--allow-private").code == 0
+
+
+def test_refresh_keeps_to_its_workers(run, fire, md_root):
+    refresh_topic(run, fire, md_root, dict(list(PAGES.items())[:4]))
+    two = fire.open_gate_when(lambda server: server.in_flight == 2)
+    assert run("refresh", "--topic", "s", "--workers", "2").code == 0
+    assert two["met"] and fire.max_in_flight == 2
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_ctrl_c_during_refresh_reports_what_was_done_and_the_rest_in_number_order(run, fire, md_root, as_json):
+    refresh_topic(run, fire, md_root, dict(list(PAGES.items())[:4]))
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    hold = threading.Event()
+    fire.set_page("https://changes.org/b", Reply(200, article("https://changes.org/b", "Regrown. 2"), hold=hold))
+
+    def interrupt_once_b_is_loading():
+        for _ in range(2000):
+            if fire.in_flight == 1 and len(refresh_events(md_root)) == 1:
+                os.kill(os.getpid(), signal.SIGINT)
+                return
+            threading.Event().wait(0.005)
+    threading.Thread(target=interrupt_once_b_is_loading, daemon=True).start()
+    try:
+        r = run("refresh", "--topic", "s", "--workers", "1", *(["--json"] if as_json else []))
+    finally:
+        hold.set()
+        signal.signal(signal.SIGINT, previous)
+    assert r.code == web.EXIT_INTERRUPTED
+    assert r.err == "web.py: interrupted — 1 page refreshed and recorded; run refresh again for the rest\n"
+    assert len(refresh_events(md_root)) == 1
+    if as_json:
+        assert (r.json["ok"], r.json["interrupted"], r.json["counts"], r.json["not_attempted"]) == (
+            False, True, {"unchanged": 1}, ["https://changes.org/b", "https://gone.org/c", "https://moves.org/d"])
+        return
+    assert r.out.splitlines() == ["unchanged  [1]", "not attempted  https://changes.org/b",
+                                  "not attempted  https://gone.org/c", "not attempted  https://moves.org/d",
+                                  f"refreshed 1 page cited by {web.display_path(md_root / 's' / f'how-do-sea-stars-fare-{TODAY}-synthesis.md')}: "
+                                  "1 unchanged · 0 quotes, 0 numbers no longer on the live page"]
+
+
+def refresh_events(md_root):
+    return [e for e in web.read_ledger(md_root / "s" / "web" / "_ledger.jsonl") if e["command"] == "refresh"]
+
+
+@pytest.mark.parametrize("facts, line", [
+    ({"date": "2026-12-01", "pages": 8, "synthesis": "x-synthesis.md", "quotes": 3, "changed": 2, "gone": 0,
+      "moved": 0, "failed": 0}, "refreshed 2026-12-01: 2 of 8 cited pages changed, 3 quotes no longer on the live page"),
+    ({"date": "2026-12-01", "pages": 8, "synthesis": None, "quotes": 1, "changed": 0, "gone": 1, "moved": 2,
+      "failed": 3}, "refreshed 2026-12-01: 0 of 8 pages changed, 1 gone, 2 moved, 3 failed, 1 quote no longer on the "
+                    "live page")])
+def test_the_refresh_summary_status_and_the_manifest_show(facts, line):
+    assert web.render_refreshed(facts) == line
+
+
+def test_a_topic_whose_synthesis_cites_no_saved_page_has_nothing_to_refresh(run, md_root):
+    (md_root / "s").mkdir()
+    run("init", "goal", "--topic", "s")
+    (md_root / "s" / "notes.md").write_text("# Notes\n\nDivers logged cold water.\n", encoding="utf-8")
+    (md_root / "s" / "goal-synthesis.md").write_text(
+        "# Goal\n\n## Summary\n\nDivers logged cold water [C1](notes.md).\n\n## Findings\n\n- Cold [C1](notes.md).\n",
+        encoding="utf-8")
+    r = run("refresh", "--topic", "s")
+    assert (r.code, r.err) == (web.EXIT_USAGE, "web.py: usage: nothing to refresh in topic 's' — scrape pages "
+                                                "first, or cite saved pages\n")
