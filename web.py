@@ -5621,8 +5621,9 @@ def kept_write(payload, cwd, cfg):
     if os.path.commonpath([path, root]) != root or not os.path.lexists(path):
         return None
     folder, name = os.path.dirname(path), os.path.basename(path)
+    in_notes = os.path.basename(folder) == NOTES_DIR and os.path.basename(os.path.dirname(folder)) == "web"
     web_dir = folder if os.path.basename(folder) == "web" else \
-        os.path.dirname(folder) if os.path.basename(folder) == NOTES_DIR else os.path.join(folder, "web")
+        os.path.dirname(folder) if in_notes else os.path.join(folder, "web")
     events = read_ledger(os.path.join(web_dir, "_ledger.jsonl"))
     problem = kept_file_problem(path, name, web_dir, events) or (
         notes_problem(path, payload, events) if name == "_notes.md" and folder == web_dir else None)
@@ -5632,7 +5633,7 @@ def kept_write(payload, cwd, cfg):
 def kept_file_problem(path, name, web_dir, events):
     """Why a file under a topic is not Claude's to replace, or None."""
     shown, folder = display_path(path), os.path.dirname(path)
-    if os.path.basename(folder) == NOTES_DIR:
+    if folder == os.path.join(web_dir, NOTES_DIR):
         return f"{shown} is a page-reader's note, saved by web.py from the reader's answer: it is kept as it was"
     if folder == web_dir and name in ("_ledger.jsonl", "_manifest.md"):
         return f"{shown} is web.py's record and only web.py writes it: your notes go in {display_path(web_dir)}/_notes.md"
@@ -5667,7 +5668,7 @@ def notes_problem(path, payload, events):
     run = current_run(events)[0]
     heading = re.search(rf"(?m)^## Run {re.escape(run)}\b", old) if run else None
     kept = (old[:heading.start()] if heading else old).rstrip()
-    if new.startswith(kept) and new[len(kept):len(kept) + 1] in ("", "\n"):   # its last line whole, too
+    if not kept or new.startswith(kept) and new[len(kept):len(kept) + 1] in ("", "\n"):   # its last line whole, too
         return None
     return (f"{display_path(path)} holds earlier runs' notes: keep them as they are and add this run's section "
             f"(## Run {run or '<run id>'}: <goal>) at the end with Edit")

@@ -252,10 +252,7 @@ def test_notes_of_a_topic_without_a_run_are_kept_whole(run, md_root, tmp_path):
         f"(## Run <run id>: <goal>) at the end with Edit")
 
 
-# BUG: a topic named "notes" (or a/notes) is taken for a page-reader's notes folder, so every Edit of
-# its synthesis, once written, is refused as "a page-reader's note" (kept_write and kept_file_problem
-# test the folder's name only, not that it is <topic>/web/notes).
-@pytest.mark.xfail(strict=True, reason="bug: a topic named notes is taken for web/notes/")
+# A topic named "notes" is not a page-reader's notes folder: only <topic>/web/notes/ is.
 def test_a_topic_named_notes_may_edit_its_own_synthesis(run, md_root):
     answer = run("init", "how do notes work", "--topic", "notes", "--json").json
     path = os.path.join(md_root.parent, answer["synthesis"])
@@ -264,10 +261,7 @@ def test_a_topic_named_notes_may_edit_its_own_synthesis(run, md_root):
     assert pre(run, md_root.parent, "Edit", path, old_string="draft", new_string="Notes") == (None, "")
 
 
-# BUG: when _notes.md holds this run's section only (a topic's first run, after its first Write), nothing
-# comes before it, and notes_problem still asks the text after that empty "kept" part to open with a line
-# break: every Edit or rewrite of the run's own notes is refused as changing "earlier runs' notes".
-@pytest.mark.xfail(strict=True, reason="bug: a first run cannot edit its own _notes.md")
+# When _notes.md holds this run's section only (a topic's first run), nothing before it is kept.
 def test_a_first_run_may_edit_its_own_notes(run, md_root):
     run_id = run("init", GOAL, "--topic", "t", "--json").json["run"]
     notes = md_root / "t" / "web" / "_notes.md"
