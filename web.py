@@ -2848,7 +2848,7 @@ def main_text(lines, first, headings):
     From the title or the first prose when every part is links, the top when there is neither."""
     kinds = line_kinds(lines, first)
     cuts = sorted({first + 1} | {h[0] for h in headings} | {len(lines) + 1})
-    parts = [(a, b - 1) for a, b in zip(cuts, cuts[1:]) if b > a]
+    parts = [(a, b - 1) for a, b in zip(cuts, cuts[1:])]
     title, opening = page_title(headings), {h[0] for h in headings}
     kept = [(a, b) for a, b in parts if "prose" in kinds[a - 1 - first:b - first] and not navigation(kinds, first, a, b)]
     if not kept:   # menus only: from its title or its first prose, whichever comes first
