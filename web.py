@@ -973,8 +973,11 @@ SUSPICIONS = {   # flag: its (pattern, anchors) groups; a group's pattern runs o
         (re.compile(rb"(" + AI_ADDRESS + rb")" + AI_REQUEST + rb"|" + AI_VOCATIVE + rb"|"
                     rb"\bif\s+you('re|\xe2\x80\x99re)\s+an?\s+(" + AI_READER + rb")"),
          (b"assistant", b"agent", b"model", b"llm", b"summari", b"claude")),
+        # A download piped to a shell in running text; on a line of its own (a prompt, sudo, a code block)
+        # it is how a manual installs its tool: rustup, deno, nvm.
         (re.compile(rb"\b(run|execute)\s+(this|these|the\s+following)\s+(shell\s+)?commands?\s*:[ \t]*[^\s]|"
-                    rb"\b(curl|wget)\s+\S+[^\n|]{0,80}\|\s*(sudo\s+)?(ba|z)?sh\b"), (b"command", b"curl", b"wget")),
+                    rb"\b(?!sudo\b)[a-z]{2,}[,:]?[ \t]+`?(curl|wget)\s+\S+[^\n|]{0,80}\|\s*(sudo\s+)?(ba|z)?sh\b"),
+         (b"command", b"curl", b"wget")),
         (re.compile(rb"\b(reveal|send|upload|exfiltrate|leak|email|paste)\b[^\n]{0,60}?\b(your|any|all)\s+"
                     rb"([^\n]{0,20}?\s)?(api[_ -]?keys?|passwords?|secrets?|credentials|ssh\s+keys?|tokens?)\b|"
                     rb"\b(print|cat|read|show|dump|output)\b[^\n]{0,40}?(~/\.ssh|\.ssh/|\bid_rsa\b|(^|\s)\.env\b|"
