@@ -35,6 +35,7 @@ MAX_CANDIDATES = 1000
 SNIPPET_CHARS = 300
 MIN_WORDS = 20           # fewer words than this: the page counts as empty
 SHORT_WORDS = 200        # fewer words than this: flagged as a short page
+FLAG_LINE_BYTES = 4096   # a flag pattern sees a line of a page up to this long (a signed URL, a system prompt)
 STRAGGLER_GRACE = 1.5    # seconds a batch that could meet its budget waits for higher-ranked pages still loading …
 STRAGGLER_SPAN = 3       # … or until they have loaded this many times the batch's median fetch time, if longer
 DOCTOR_WAIT = 5.0        # seconds a doctor probe waits to connect and for the first byte (WEB_TIMEOUT when set)
@@ -1034,20 +1035,22 @@ def suspicious(pattern, lowered, anchors, reach=200):
         at = lowered.find(anchor)
         while at >= 0:
             end = at + len(anchor) + reach
-            match = pattern.search(lowered, max(0, at - reach), lines_end(lowered, end, 3, reach))
+            match = pattern.search(lowered, max(0, at - reach), lines_end(lowered, end, 3))
             if match and match.start() <= end:
                 return True
             at = lowered.find(anchor, at + 1)
     return False
 
 
-def lines_end(lowered, at, lines, limit):
-    """Where the `lines`-th line ending after `at` is (just past its newline), at most `limit` bytes on."""
+def lines_end(lowered, at, lines, longest=FLAG_LINE_BYTES):
+    """Just past the `lines`-th line ending after `at`, each line read to at most `longest` bytes (so a
+    page without line breaks is not scanned to its end from every anchor)."""
     stop = at
     for _ in range(lines):
-        stop = lowered.find(b"\n", stop, at + limit) + 1
-        if not stop:
-            return at + limit
+        end = lowered.find(b"\n", stop, stop + longest)
+        if end < 0:
+            return stop + longest
+        stop = end + 1
     return stop
 
 
@@ -1349,7 +1352,7 @@ class TopicStore:
         fetched = read_header(current).get("fetched")
         line = f"> version: {version} · previous: {name}" + (f", fetched {one_line(fetched)}" if fetched else "")
         return (os.path.join(self.web_dir, version_name(name, version)),
-                header.replace(NOTE_LINE, f"{line}  \n{NOTE_LINE}", 1).encode("utf-8"))
+                f"{line}  \n{NOTE_LINE}".join(header.rsplit(NOTE_LINE, 1)).encode("utf-8"))   # the header's own, last
 
     def _free_path(self, slug):
         """The slug's file name, or the first free -2, -3 … variant (within 80 characters before .md)."""
