@@ -1031,15 +1031,32 @@ def count_words(data):
 def suspicious(pattern, lowered, anchors, reach=200):
     """True when the pattern matches near one of its anchors: starting within `reach` bytes of it, and
     seeing whole the two lines after the one it reaches into (a "system:" line is judged by the next)."""
-    for anchor in anchors:
-        at = lowered.find(anchor)
-        while at >= 0:
-            end = at + len(anchor) + reach
-            match = pattern.search(lowered, max(0, at - reach), lines_end(lowered, end, 3))
-            if match and match.start() <= end:
-                return True
-            at = lowered.find(anchor, at + 1)
+    for low, last_start, high in anchor_windows(lowered, anchors, reach):
+        match = pattern.search(lowered, low, high)
+        if match and match.start() <= last_start:
+            return True
     return False
+
+
+def anchor_windows(lowered, anchors, reach):
+    """[(low, last start, high)] where a pattern is searched: around each anchor, windows whose starts
+    overlap merged into one, so a page full of anchors is searched once, not once an anchor."""
+    import heapq
+    windows = []
+    for at, after in heapq.merge(*(occurrences(lowered, anchor) for anchor in anchors)):
+        if windows and at - reach <= windows[-1][1]:
+            windows[-1][1] = max(windows[-1][1], after + reach)
+        else:
+            windows.append([max(0, at - reach), after + reach])
+    return [(low, last, lines_end(lowered, last, 3)) for low, last in windows]
+
+
+def occurrences(data, part):
+    """(start, end) of each place `part` is in `data`, in order."""
+    at = data.find(part)
+    while at >= 0:
+        yield at, at + len(part)
+        at = data.find(part, at + 1)
 
 
 def lines_end(lowered, at, lines, longest=FLAG_LINE_BYTES):

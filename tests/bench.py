@@ -187,10 +187,15 @@ print(json.dumps({"size": size, "elapsed": elapsed, "baseline_kb": baseline, "pe
 """
 
 
-def big_page(megabytes):
+TIDE_POOLS = ("Tide pools hold seawater when the tide goes out; anemones, sea stars and small fish live there. "
+              "See the [tide tables](https://example.org/tides) and the 조수 웅덩이 survey.\u200b ")
+# A machine-learning manual's words are the flag patterns' anchors (model, system, assistant, token, command).
+MODEL_DOCS = ("The model reads the system prompt, then the assistant turn; each token of the prompt counts. "
+              "Run the command with an API token and the agent's model name set.\u200b ")
+
+
+def big_page(megabytes, paragraph=TIDE_POOLS):
     rng = random.Random(11)
-    paragraph = ("Tide pools hold seawater when the tide goes out; anemones, sea stars and small fish live there. "
-                 "See the [tide tables](https://example.org/tides) and the 조수 웅덩이 survey.\u200b ")
     parts, size = [], 0
     while size < megabytes * 1024 * 1024:
         chunk = f"## Section {len(parts)}\n\n" + paragraph * rng.randint(3, 8) + "\n\n"
@@ -210,10 +215,16 @@ def save_child(env, web_dir, url, topic):
 
 
 def save_path(env, fire, megabytes, baseline):
-    """The save path's speed (median of 3), and with --baseline against the older web.py's on the same
-    page in the same run: MB/s alone depends on the machine."""
-    url = "https://big.example/page"
-    fire.set_page(url, page_body(url, big_page(megabytes), title="A big page"))
+    """The save path's speed (median of 3) on a page of prose and on one dense with the flag patterns'
+    anchors, and with --baseline against the older web.py's on the same page in the same run: MB/s alone
+    depends on the machine."""
+    rows = save_path_of(env, fire, megabytes, baseline, TIDE_POOLS, "")
+    return rows + save_path_of(env, fire, megabytes, baseline, MODEL_DOCS, " dense with flag anchors")
+
+
+def save_path_of(env, fire, megabytes, baseline, paragraph, kind):
+    url = "https://big.example/page" + kind.replace(" ", "-")
+    fire.set_page(url, page_body(url, big_page(megabytes, paragraph), title="A big page"))
     with tempfile.TemporaryDirectory() as old_dir:
         runs, old_runs = [], []
         if baseline:
@@ -226,8 +237,8 @@ def save_path(env, fire, megabytes, baseline):
     mb = data["size"] / 1e6
     rate = mb / data["elapsed"]
     used = (data["peak_kb"] - data["baseline_kb"]) * 1024
-    rows = [(f"save path of a {mb:.0f} MB page (sanitise + flags + header + atomic write), MB/s", rate, "(reported)",
-             True, f"{data['elapsed'] * 1000:.0f} ms, median of 3")]
+    rows = [(f"save path of a {mb:.0f} MB page{kind} (sanitise + flags + header + atomic write), MB/s", rate,
+             "(reported)", True, f"{data['elapsed'] * 1000:.0f} ms, median of 3")]
     if baseline:
         old = statistics.median(d["elapsed"] for d in old_runs)
         rows.append(("  its time over the --baseline web.py's on the same page", data["elapsed"] / old, "<= 1.15",
@@ -685,7 +696,7 @@ def main():
                         help="an older web.py to run the token, straggler, outline and save-path scenarios against too "
                              "(before/after in one run)")
     parser.add_argument("--only", choices=["tokens", "straggler", "doctor", "reading", "outline", "verification",
-                                           "refresh"],
+                                           "refresh", "save"],
                         help="run one scenario")
     args = parser.parse_args()
     searx, fire = SearxngStandIn(), FirecrawlStandIn()
@@ -699,7 +710,8 @@ def main():
                     "doctor": lambda: doctor_hang(env),
                     "verification": lambda: verification(env, args.baseline),
                     "straggler": lambda: straggler(env, fire, args.quick, args.baseline),
-                    "refresh": lambda: refresh_bench(env, fire, args.quick)}[args.only]()
+                    "refresh": lambda: refresh_bench(env, fire, args.quick),
+                    "save": lambda: save_path(env, fire, 2 if args.quick else 20, args.baseline)}[args.only]()
         else:
             rows = fan_out(env, searx, args.quick)
             rows += budgeted_scrape(env, fire, args.quick)

@@ -165,3 +165,15 @@ def test_a_config_key_after_a_system_line_is_seen_wherever_the_search_window_end
     assert body.index(YAML.encode()) == start
     assert "role-tags" not in flags_of(body + in_prose(""))
     assert "role-tags" in flags_of(body.replace(b"options:", b"you are a pirate now") + in_prose(""))
+
+
+def test_a_pattern_is_seen_as_far_from_each_anchor_as_from_the_first():
+    """Anchors near each other are searched as one window; a shorter anchor inside a longer one's
+    window does not shorten it, and a page full of anchors is still judged at its far end."""
+    import re
+    pattern = re.compile(rb"xyz")
+    near_long_anchor = b"assistant" + b" " * 196 + b"xyz"       # starts at 205: within 200 of "assistant"'s end
+    assert web.suspicious(pattern, near_long_anchor, (b"assistant", b"ss"))
+    dense = b"model " * 2000
+    assert web.suspicious(pattern, dense + b" " * 150 + b"xyz", (b"model",))
+    assert not web.suspicious(pattern, dense + b" " * 250 + b"xyz", (b"model",))
