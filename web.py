@@ -3255,7 +3255,8 @@ def run_facts(events):
             "synthesis": init.get("synthesis") or f"{text_slug(init.get('goal') or '')}-synthesis.md",
             "round": round_no, "scraped": scraped, "limit": limit, "stop": stop,
             "retry": list(retry_picks(scrapes, hit_titles(events)).values()) if limit else [], "saved": names,
-            "forced": sum(1 for e in current.values() if e.get("over_budget")),
+            "forced": len({page_base(os.path.basename(e["path"])) for e in scrapes   # any version past the budget
+                           if e.get("over_budget") and e.get("path")}),
             "reused": reused_pages(mine, current),
             "gathered": "scrape" in last and last.get("manifest", -1) > max(last["scrape"], last.get("search", -1)),
             "requests": {"search": sum(e.get("pages") or 0 for e in searches), "queries": len(searches),
@@ -3657,6 +3658,8 @@ def candidate_rows(queries, latest, by_key, round_label, retry):
             row["outcome"] = f"failed{again}: {event.get('kind')}: {event.get('error')}"
         elif event.get("outcome") == "unused":
             row["outcome"] = f"unused{' (may pick again)' if key in retry else ''}: {event.get('reason')}"
+        elif event.get("outcome") == "saved":
+            row["outcome"] = "saved, file deleted"
         else:
             row["outcome"] = f"skipped: {event.get('reason')}"
     return sorted(rows.values(), key=lambda r: ([int(p) for p in str(r["round"]).split(".") if p.isdigit()],

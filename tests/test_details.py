@@ -461,6 +461,15 @@ def test_the_manifest_lists_a_mirror_skipped_as_a_duplicate_and_a_failed_hand_sc
             "404: Not found |") in rows
 
 
+def test_a_saved_page_the_user_deleted_is_listed_as_such_in_the_manifest(run, fire, md_root):
+    fire.set_articles("https://a.org/1")
+    saved = run("scrape", "https://a.org/1", "--topic", "t", "--json").json["saved"][0]["path"]
+    os.remove(md_root / "t" / "web" / os.path.basename(saved))
+    run("manifest", "--topic", "t")
+    rows = (md_root / "t" / "web" / "_manifest.md").read_text(encoding="utf-8").split("## Other candidates")[1]
+    assert "(https://a.org/1) | – | saved, file deleted |" in rows.split("\n## ")[0]
+
+
 def test_a_manifest_that_cannot_be_written_is_a_clear_error(run, fire, md_root):
     run("scrape", "https://a.org/1", "--topic", "t")
     manifest = md_root / "t" / "web" / "_manifest.md"

@@ -150,6 +150,19 @@ def test_force_goes_past_the_budget_and_status_says_why(run, fire, md_root):
         md_root / "t" / "web" / "_manifest.md").read_text("utf-8")
 
 
+def test_a_page_saved_past_the_budget_stays_counted_so_after_its_next_version(run, fire, md_root):
+    from standins import article_markdown, page_body
+    fire.set_articles("https://a.org/1", "https://b.org/2")
+    run("init", "goal", "--topic", "t", "--max-sources", "1")
+    run("scrape", "https://a.org/1", "--topic", "t")
+    run("scrape", "https://b.org/2", "--topic", "t", "--force")
+    fire.set_page("https://b.org/2", page_body("https://b.org/2", article_markdown("sea otters")))
+    r = run("scrape", "https://b.org/2", "--topic", "t", "--force", "--json")
+    assert r.code == 0 and r.json["saved"][0]["path"].endswith(".v2.md")
+    assert run("status", "--topic", "t", "--json").json["forced"] == 1
+    assert "2 of 1 pages saved (1 past the budget, --force)" in run("status", "--topic", "t").out
+
+
 def test_a_limit_beyond_what_the_budget_has_left_is_capped_to_it(run, fire, md_root):
     fire.set_articles("https://a.org/1", "https://b.org/2", "https://c.org/3", "https://d.org/4")
     run("init", "goal", "--topic", "t", "--max-sources", "3")
