@@ -252,16 +252,22 @@ PAGES = {"https://same.org/a": "Sea stars eat mussels at low tide. 1",
          "https://nohost.org/f": "Leather stars smell of garlic when handled. 6"}
 
 
-def test_refresh_says_what_became_of_each_cited_page_and_keeps_every_version(run, fire, md_root):
-    path, names = refresh_topic(run, fire, md_root, PAGES)
-    before = files_of(md_root / "s")
-    status_before = run("status", "--topic", "s", "--json").json
+def every_outcome(fire):
+    """The cited pages of PAGES as the web has them now: one changed, one gone, one moved, one timing
+    out, one whose host is gone; the first unchanged."""
     fire.set_page("https://changes.org/b", article("https://changes.org/b", "Sea stars regrow arms. 2"))
     fire.set_page("https://gone.org/c", captured_reply("notfound.json"))
     fire.set_page("https://moves.org/d", article("https://elsewhere.org/home", "Welcome to our new site."))
     fire.set_page("https://slow.org/e", captured_reply("timeout.json"))
     fire.set_page("https://nohost.org/f", Reply(200, {"success": False, "code": "SCRAPE_DNS_RESOLUTION_ERROR",
                                                       "error": "DNS resolution failed for hostname: nohost.org."}))
+
+
+def test_refresh_says_what_became_of_each_cited_page_and_keeps_every_version(run, fire, md_root):
+    path, names = refresh_topic(run, fire, md_root, PAGES)
+    before = files_of(md_root / "s")
+    status_before = run("status", "--topic", "s", "--json").json
+    every_outcome(fire)
     r = run("refresh", "--topic", "s", "--json")
     assert r.code == web.EXIT_PARTIAL
     pages = {e["url"]: e for e in r.json["pages"]}

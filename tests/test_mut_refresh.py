@@ -11,7 +11,7 @@ import pytest
 
 import web
 from standins import Reply, captured_reply, page_body
-from test_history import PAGES, TODAY, article, refresh_topic
+from test_history import PAGES, TODAY, article, every_outcome, refresh_topic
 
 
 def shown(md_root, name):
@@ -20,12 +20,7 @@ def shown(md_root, name):
 
 def test_every_outcome_prints_its_line_and_the_totals(run, fire, md_root):
     path, names = refresh_topic(run, fire, md_root, PAGES)
-    fire.set_page("https://changes.org/b", article("https://changes.org/b", "Sea stars regrow arms. 2"))
-    fire.set_page("https://gone.org/c", captured_reply("notfound.json"))
-    fire.set_page("https://moves.org/d", article("https://elsewhere.org/home", "Welcome to our new site."))
-    fire.set_page("https://slow.org/e", captured_reply("timeout.json"))
-    fire.set_page("https://nohost.org/f", Reply(200, {"success": False, "code": "SCRAPE_DNS_RESOLUTION_ERROR",
-                                                      "error": "DNS resolution failed for hostname: nohost.org."}))
+    every_outcome(fire)
     r = run("refresh", "--topic", "s")
     assert (r.code, r.err) == (web.EXIT_PARTIAL, "")
     assert r.out.splitlines() == [
