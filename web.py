@@ -2938,23 +2938,33 @@ def render_outline(shown, facts, budget=None):
             for line, stop, level, words, title in facts["headings"]]
     if budget is None:
         budget = max(OUTLINE_MIN_CHARS, int(facts.get("chars", 0) * OUTLINE_SHARE))
+    columns = outline_row("line", "end", "words", "heading")
+    notice = f"{len(rows)} of {len(rows)} headings shown (levels 1–1); Grep '^#' for the rest"   # its longest
+    kept, depth = fit_outline(rows, budget - len(head[0]) - len(columns) - 2, len(notice) + 1)
+    if not rows:
+        head.append("no headings: read it in order, or Grep it for the words the goal needs")
+    elif len(kept) < len(rows):
+        head.append(f"{len(kept)} of {len(rows)} headings shown (levels 1–{depth}); Grep '^#' for the rest")
+    head.append(columns if kept else "")
+    return "\n".join([h for h in head if h] + kept) + "\n"
+
+
+def fit_outline(rows, room, notice):
+    """(rows kept, deepest level kept) of [(level, row)] in `room` characters: all when they fit, else
+    room left for the `notice` that says so, the deepest levels dropped, then the rows past the room."""
     depth = max((level for level, _ in rows), default=0)
-    while depth > 1 and sum(len(r) + 1 for level, r in rows if level <= depth) > budget:
+    if sum(len(r) + 1 for _, r in rows) <= room:
+        return [r for _, r in rows], depth
+    room -= notice
+    while depth > 1 and sum(len(r) + 1 for level, r in rows if level <= depth) > room:
         depth -= 1
-    shown_rows = [r for level, r in rows if level <= depth]
-    kept, size = [], len(head[0])
-    for row in shown_rows:
-        if size + len(row) + 1 > budget:
+    kept, size = [], 0
+    for row in (r for level, r in rows if level <= depth):
+        if size + len(row) + 1 > room:
             break
         kept.append(row)
         size += len(row) + 1
-    left = len(rows) - len(kept)
-    if not rows:
-        head.append("no headings: read it in order, or Grep it for the words the goal needs")
-    elif left:
-        head.append(f"{len(kept)} of {len(rows)} headings shown (levels 1–{depth}); Grep '^#' for the rest")
-    head.append(outline_row("line", "end", "words", "heading") if kept else "")
-    return "\n".join([h for h in head if h] + kept) + "\n"
+    return kept, depth
 
 
 def outline_row(line, end, words, heading):

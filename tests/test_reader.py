@@ -8,6 +8,7 @@ import os
 import pytest
 
 import web
+from conftest import TESTS
 from test_gate import captured
 
 NOTE = web.NOTE_LINE
@@ -467,10 +468,9 @@ def test_an_outline_that_fits_its_budget_exactly_shows_every_heading():
     text = "".join(f"## Part {i}\n\ntext\n\n" for i in range(5))
     facts = dict(web.outline_facts(text), chars=len(text))
     full = web.render_outline("p.md", facts, budget=100000)
-    rows = full.splitlines()
-    exact = len(rows[0]) + sum(len(r) + 1 for r in rows[2:])   # the figures line and the heading rows
-    assert web.render_outline("p.md", facts, budget=exact) == full
-    assert "4 of 5 headings shown" in web.render_outline("p.md", facts, budget=exact - 1)
+    assert web.render_outline("p.md", facts, budget=len(full)) == full   # the budget is the whole outline's
+    cut = web.render_outline("p.md", facts, budget=len(full) - 1)
+    assert "of 5 headings shown" in cut and len(cut) <= len(full) - 1
 
 
 def test_an_outline_of_many_top_level_headings_shows_those_that_fit_and_says_so():
@@ -655,12 +655,22 @@ def test_a_long_page_may_have_an_outline_of_two_percent_of_its_size():
 
 
 def test_an_outline_drops_its_deepest_level_only_when_all_its_rows_are_over_the_budget():
-    text = "".join(f"# Part {i}\n\ntext\n\n## Detail {i}\n\ntext\n\n" for i in range(4))
+    text = "".join(f"# Part {i}\n\ntext\n\n## Detail {i}\n\ntext\n\n### Note {i}\n\ntext\n\n" for i in range(4))
     facts = dict(web.outline_facts(text), chars=len(text))
-    rows = web.render_outline("p.md", facts, budget=100000).splitlines()[2:]
-    all_rows = sum(len(r) + 1 for r in rows)
-    assert "(levels 1–2)" in web.render_outline("p.md", facts, budget=all_rows)
-    assert "(levels 1–1)" in web.render_outline("p.md", facts, budget=all_rows - 1)
+    figures, columns, *rows = web.render_outline("p.md", facts, budget=100000).splitlines()
+    notice = "12 of 12 headings shown (levels 1–1); Grep '^#' for the rest"
+    two_levels = len(figures) + len(columns) + len(notice) + 3 + sum(len(r) + 1 for r in rows if "###" not in r)
+    assert "8 of 12 headings shown (levels 1–2)" in web.render_outline("p.md", facts, budget=two_levels)
+    assert "4 of 12 headings shown (levels 1–1)" in web.render_outline("p.md", facts, budget=two_levels - 1)
+
+
+def test_no_outline_of_a_real_page_is_over_its_budget():
+    import glob
+    for path in glob.glob(os.path.join(TESTS, "fixtures", "real*", "*.md")):
+        facts = web.page_outline(path)
+        if facts["headings"]:
+            out = web.render_outline(path, facts)
+            assert len(out) <= max(web.OUTLINE_MIN_CHARS, web.OUTLINE_SHARE * facts["chars"]), path
 
 
 @pytest.mark.parametrize("content, message", [
