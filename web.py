@@ -1623,7 +1623,7 @@ def search_answer(code, number_of, outcomes, results, show_all, started, picks=N
         row = {"rank": hit["rank"], "url": hit["url"], "title": hit["title"], "snippet": hit["snippet"],
                "engines": hit["engines"], "published": hit["published"], "q": numbers, "prefer": hit.get("prefer"),
                "seen": hit.get("seen"), "n": hit.get("n"), "flags": hit.get("flags")}
-        answer["results"].append({k: v for k, v in row.items() if v or k in ("title", "url", "rank")})
+        answer["results"].append({k: v for k, v in row.items() if v or k == "title"})   # an untitled hit says so
     dropped = [d for o in outcomes for d in o["dropped"]]
     errors = [{"q": number_of[o["query"]], "status": o["error"].status, "error": o["error"].line()}
               for o in outcomes if o["error"]]
@@ -1847,7 +1847,7 @@ def scrape_to_stdout(args, cfg, candidate):
     try:
         _, body, _, _, _ = scrape_single(args, cfg, candidate)
     except (PageFailure, Failure) as err:
-        return single_failure(args, candidate, err, time.monotonic())
+        return single_failure(args, candidate, err, None)   # never --json here: no time to report
     write_out(body.decode("utf-8") + ("" if body.endswith(b"\n") else "\n"))
     return EXIT_OK
 
@@ -3616,7 +3616,7 @@ def manifest_facts(store):
 
 
 def saved_rows(store, numbers, flagged=None):
-    """[{"n", "name", "url", "title", "words", "flags", "fetched", "note", "instructions"}] of the pages on disk
+    """[{"n", "name", "url", "title", "words", "flags", "note", "instructions"}] of the pages on disk
     (current versions), by number; note: short (read whole), done (a page-reader's note exists) or needed;
     `flagged` (reader_flags): a page its reader reported is flagged reader-instructions, with the lines."""
     rows = []
@@ -3631,7 +3631,7 @@ def saved_rows(store, numbers, flagged=None):
         seen = (flagged or {}).get(name)
         rows.append({"n": numbers.get(name), "name": name, "url": fields.get("source"), "title": fields.get("title"),
                      "words": words, "flags": flags + (["reader-instructions"] if seen is not None else []),
-                     "fetched": fields.get("fetched"), "note": note, "instructions": seen})
+                     "note": note, "instructions": seen})
     return sorted(rows, key=lambda s: s["n"] or 0)
 
 
@@ -3761,13 +3761,11 @@ def render_scope(facts):
 
 
 def merge_manifest(existing, block):
-    """Replace the generated block, keeping every byte outside the markers."""
-    if existing is None:
-        return block + "\n"
+    """Replace the generated block, keeping every byte outside the markers ("" before the first)."""
     begin = existing.find(MANIFEST_BEGIN)
-    end = existing.find(MANIFEST_END, begin + 1) if begin >= 0 else -1
+    end = existing.find(MANIFEST_END, begin + 1)
     if begin < 0 or end < 0:
-        return existing + ("" if existing.endswith("\n") or not existing else "\n") + block + "\n"
+        return existing + ("\n" if existing and not existing.endswith("\n") else "") + block + "\n"
     return existing[:begin] + block + existing[end + len(MANIFEST_END):]
 
 
@@ -3853,7 +3851,7 @@ def write_manifest(store, block):
             with open(path, "rb") as handle:
                 existing = handle.read().decode("utf-8")
         except FileNotFoundError:
-            existing = None
+            existing = ""
         except (OSError, UnicodeDecodeError) as err:   # kept: it may hold a person's edits outside the markers
             raise usage_error(f"cannot read {display_path(path)} ({getattr(err, 'strerror', None) or err})",
                               "save it as UTF-8 text, or move it away and run manifest again")

@@ -378,7 +378,6 @@ BLOCK = f"{web.MANIFEST_BEGIN}\nfacts\n{web.MANIFEST_END}"
 
 
 @pytest.mark.parametrize("existing, merged", [
-    (None, BLOCK + "\n"),
     ("", BLOCK + "\n"),
     ("my notes\n", "my notes\n" + BLOCK + "\n"),
     ("my notes", "my notes\n" + BLOCK + "\n"),                                    # a newline before the block
