@@ -3349,6 +3349,9 @@ def next_step(topic, facts, synthesis, notes):
                 f"user gives the go-ahead, write the synthesis {synthesis['path']}")
     if r == 0:
         return f'search round 1: write 4–8 queries and run them in one python3 web.py search … --topic {topic} --json'
+    if not facts["scraped"] and limit and "no new hits" in facts["stop"]:
+        return (f"round {r}'s searches found no new hits: search other queries, or pick seen hits never saved and "
+                f"retry URLs worth it into {web_dir}/{facts['picks']} and scrape it with --limit {limit}")
     if not facts["scraped"] and limit:
         return (f"rank round {r}'s hits, write {web_dir}/{facts['picks']}, then run: python3 web.py scrape "
                 f"--topic {topic} --from {web_dir}/{facts['picks']} --limit {limit} --json")
@@ -6253,7 +6256,7 @@ def add_export(commands):
 def add_hook(commands):
     hook = commands.add_parser("hook", help="Claude Code's cite-check gate (run by .claude/settings.json hooks)")
     hook.add_argument("event", choices=["pre", "post", "stop"],
-                      help="pre: before Agent and Read; post: after Write, Edit and Agent; stop: at the end of a turn")
+                      help="pre: before Agent, Read, Write and Edit; post: after Write, Edit and Agent; stop: at the end of a turn")
 
 
 BOX_COMMANDS = ("search", "scrape", "refresh", "doctor")   # the commands that send requests to the box

@@ -236,6 +236,9 @@ def test_the_whole_manifest_of_a_topic_with_two_runs_a_policy_and_failures(run, 
     ({"round": 2, "scraped": False, "limit": 3}, "unwritten",
      "rank round 2's hits, write md/t/web/_picks-1.2.json, then run: python3 web.py scrape --topic t --from "
      "md/t/web/_picks-1.2.json --limit 3 --json"),
+    ({"round": 2, "scraped": False, "limit": 3, "stop": ["no new hits"]}, "unwritten",
+     "round 2's searches found no new hits: search other queries, or pick seen hits never saved and retry URLs "
+     "worth it into md/t/web/_picks-1.2.json and scrape it with --limit 3"),
     ({"round": 2, "scraped": True, "limit": 3, "deep": True}, "unwritten",
      "round 2 is done; deep round 3 is open: search new queries for the gaps and leads, then scrape with --limit 3 "
      "(or stop here if nothing new is worth scraping)"),
