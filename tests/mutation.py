@@ -3,13 +3,13 @@
 
 Not a test (pytest does not collect it); mutmut is a development tool, not a requirement:
 
-    python3 -m venv /tmp/mvenv && /tmp/mvenv/bin/pip install mutmut pytest
+    python3 -m venv /tmp/mvenv && /tmp/mvenv/bin/pip install mutmut==3.8.1 pytest
     WEBTOOLS_HOST=127.0.0.1 /tmp/mvenv/bin/python tests/mutation.py --work /tmp/mut
 
 It copies the project's tracked files to --work (kept, so a second run only tests what changed),
 writes mutmut's setup.cfg there (every function of web.py mutated; the suite, as CI runs it, the
 test command), runs `mutmut run` on all cores, and prints the score and the surviving mutants
-(`mutmut show NAME` in --work shows one). A full run on 2 cores takes a few hours.
+(`mutmut show NAME` in --work shows one). A full run on 2 cores takes 3–4 hours.
 """
 
 import argparse
