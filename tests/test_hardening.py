@@ -86,6 +86,7 @@ BAD_URLS = [
     ("http://0x7f000001/", PRIVATE), ("http://0177.0.0.1/", PRIVATE),
     ("http://127.1/", PRIVATE), ("http://[::1]/", PRIVATE),
     ("http://[::ffff:127.0.0.1]/", PRIVATE), ("http://169.254.169.254/latest/meta-data/", PRIVATE),
+    # refused before any request is made (and the loopback guard refuses a connection to any of them)
     ("http://localhost:8080/", PRIVATE), ("http://10.10.20.37:3002/", PRIVATE),
     ("http://192.168.0.1/", PRIVATE), ("http://metadata.google.internal/", PRIVATE),
 ]

@@ -78,7 +78,7 @@ def test_out_may_go_to_a_web_folder_outside_the_md_root_and_beside_web_under_a_f
 
 
 def test_one_pick_from_a_file_is_checked_as_a_typed_url_is(run, fire, tmp_path):
-    url = "http://192.168.1.5/notes"   # never fetched by web.py: the stand-in answers for Firecrawl
+    url = "http://192.168.1.5/notes"   # never fetched by web.py (the guard would refuse): the stand-in answers for Firecrawl
     picks = tmp_path / "picks.json"
     picks.write_text(json.dumps([{"url": url}]), encoding="utf-8")
     out = tmp_path / "notes.md"

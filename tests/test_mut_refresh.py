@@ -109,6 +109,7 @@ def test_a_page_whose_text_is_now_another_saved_pages_is_changed_and_named(run, 
 
 
 def test_a_page_saved_with_allow_private_is_refreshed_only_with_it(run, fire, md_root):
+    # an address web.py only names to the Firecrawl stand-in on loopback; the guard refuses any connection to it
     fire.set_page("http://10.1.2.3/wiki", article("http://10.1.2.3/wiki", "The intranet counted 120 stars."))
     run("init", "goal", "--topic", "s")
     run("scrape", "http://10.1.2.3/wiki", "--topic", "s", "--allow-private")

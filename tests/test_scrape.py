@@ -211,7 +211,7 @@ def test_scrape_ledger_records_every_page(run, fire, md_root, tmp_path):
 
 
 def test_private_addresses_are_refused_before_firecrawl_is_asked(run, fire, tmp_path):
-    fire.set_articles("http://10.1.2.3/wiki/page")
+    fire.set_articles("http://10.1.2.3/wiki/page")   # named to the Firecrawl stand-in only; the guard refuses a connection
     picks = tmp_path / "picks.json"
     picks.write_text(json.dumps(["http://169.254.169.254/latest/meta-data"]), encoding="utf-8")
     r = run("scrape", "--from", picks, "--topic", "t", "--json")
