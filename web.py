@@ -6,6 +6,7 @@ Firecrawl, and saves them with a provenance header under md/<topic>/web/.
 Standard library only; no LLM calls. Run `python3 web.py -h` for the commands.
 """
 
+import heapq
 import os
 import re
 import sys
@@ -1041,7 +1042,6 @@ def suspicious(pattern, lowered, anchors, reach=200):
 def anchor_windows(lowered, anchors, reach):
     """[(low, last start, high)] where a pattern is searched: around each anchor, windows whose starts
     overlap merged into one, so a page full of anchors is searched once, not once an anchor."""
-    import heapq
     windows = []
     for at, after in heapq.merge(*(occurrences(lowered, anchor) for anchor in anchors)):
         if windows and at - reach <= windows[-1][1]:
