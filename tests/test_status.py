@@ -269,6 +269,7 @@ def test_the_whole_manifest_of_a_topic_with_two_runs_a_policy_and_failures(run, 
                                                               "last check, or was never checked)"),
 ])
 def test_the_next_step_of_every_phase(facts, synthesis, sentence):
+    facts = dict(facts)   # the parameter is shared by every run of this test in one process (mutmut runs it twice)
     facts = dict({"scraped": False, "limit": 0, "stop": [], "gathered": False, "picks": f"_picks-1.{facts['round']}.json",
                   "options": {"deep": facts.pop("deep", False)}}, **facts)
     notes, audit = {"done": [], "need": facts.pop("need", [])}, facts.pop("audit", None)
