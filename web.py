@@ -2200,7 +2200,7 @@ class Interrupted(Exception):
     `message` says how to go on; pages still loading are not waited for."""
 
     def __init__(self, report, text, message):
-        super().__init__("interrupted")
+        super().__init__()
         self.report, self.text, self.message = report, text, message
 
 
@@ -3528,9 +3528,8 @@ def earlier_syntheses(topic_dir, events, goal, mine=None):
 
 def render_earlier(entry):
     """`md/t/x-synthesis.md — 2026-06-01 · passed cite-check on 2026-06-02 · audited: 1 problem (md/t/x-audit.md)`."""
-    said = render_synthesis_status(dict(entry, file="")).split(": ", 1)[1]
     audit = entry.get("audit", {}).get("path")
-    return f"{entry['path']} — {entry['date']} · {said}" + (f" ({audit})" if audit else "")
+    return f"{entry['path']} — {entry['date']} · {synthesis_said(entry)}" + (f" ({audit})" if audit else "")
 
 
 SYNTHESIS_NAME = re.compile(r"(.+?)(?:-\d{4}-\d{2}-\d{2}(?:-\d+)?)?-synthesis\.md")
@@ -3566,6 +3565,11 @@ def synthesis_rows(entries):
 
 def render_synthesis_status(entry):
     """One line a person reads: `x-synthesis.md: passed cite-check on 2026-12-01`."""
+    return f"{entry['file']}: {synthesis_said(entry)}"
+
+
+def synthesis_said(entry):
+    """What cite-check and the audit say of a synthesis: `passed cite-check on 2026-12-01 · audited: 0 problems`."""
     status, when = entry["status"], entry.get("checked")
     said = {"passed": f"passed cite-check on {when}",
             "failing": f"fails cite-check: {counted(entry.get('errors') or 0, 'error')} ({when})",
@@ -3575,7 +3579,7 @@ def render_synthesis_status(entry):
     if audit:
         said += f" · audited: {counted(audit['problems'] or 0, 'problem')}" + ("" if audit["current"] else
                                                                               ", before its last edit")
-    return f"{entry['file']}: {said}"
+    return said
 
 
 def link(text, target):
@@ -4711,7 +4715,7 @@ def meant_page(target, pages):
     name = os.path.basename(target.split("#")[0])
     stem = name[:-3] if name.endswith(".md") else name
     names = {os.path.basename(rel)[:-3]: rel for rel in pages}
-    close = difflib.get_close_matches(stem, list(names), n=1)
+    close = difflib.get_close_matches(stem, list(names))
     return names[close[0]] if close else None
 
 
@@ -5089,7 +5093,7 @@ def injected_warnings(sentences, verdicts, lookup, answer):
 
 def injected_message(lookup, rel, first, last):
     return (f"{source_label(lookup, rel)} {line_refs([(first, last)])} is text its page-reader reported as "
-            f"addressed to a model ({rel.replace('web/', f'web/{NOTES_DIR}/', 1)})")
+            f"addressed to a model ({rel.replace('web/', f'web/{NOTES_DIR}/')})")
 
 
 def run_of(title_lines, events):
@@ -5699,9 +5703,8 @@ def notes_problem(path, payload, events):
         old = handle.read()
     if payload.get("tool_name") == "Write":
         new = str(tool_input.get("content") or "")
-    else:
-        count = -1 if tool_input.get("replace_all") else 1
-        new = old.replace(str(tool_input.get("old_string") or ""), str(tool_input.get("new_string") or ""), count)
+    else:   # replace_all or not: the first occurrence decides, and the earlier runs' text comes first
+        new = old.replace(str(tool_input.get("old_string") or ""), str(tool_input.get("new_string") or ""))
     run = current_run(events)[0]
     heading = re.search(rf"(?m)^## Run {re.escape(run)}\b", old) if run else None
     kept = (old[:heading.start()] if heading else old).rstrip()

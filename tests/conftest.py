@@ -43,8 +43,17 @@ def loopback_only(monkeypatch, tmp_path):
     monkeypatch.setenv("PYTHONPATH", GUARD)
     monkeypatch.setenv("LANG", "C.UTF-8")
     monkeypatch.setattr(web, "BACKOFF_BASE", 0.01)  # fast retries; Retry-After is still honoured
+    monkeypatch.setattr(web, "open", _open_naming_its_encoding, raising=False)
     web._opener = None
     yield
+
+
+def _open_naming_its_encoding(file, mode="r", *args, **kwargs):
+    """web.py's open(): a text file is opened with its encoding named. Here the locale is UTF-8, so a file
+    opened without one would pass; on Windows or under LANG=C it would be read as cp1252 or ASCII."""
+    if "b" not in mode and (args[2] if len(args) > 2 else kwargs.get("encoding")) is None:
+        raise AssertionError(f"web.py opened {file!r} as text without naming its encoding")
+    return open(file, mode, *args, **kwargs)
 
 
 def _serve(monkeypatch, standin_class, variable):

@@ -1,0 +1,100 @@
+"""What the full mutation run (tests/mutation.py) found that no test held: each test pins what a user sees
+where a mutant changed it and the suite still passed."""
+
+import web
+from test_citecheck import EVENTS, PAGES, REEF1, checker, synthesis, topic_on_disk
+
+
+# --- cite-check --table: the evidence file, whole ---------------------------------------------------------
+
+def evidence(run, topic, findings):
+    path = topic / "reefs-synthesis.md"
+    path.write_text(synthesis(findings), encoding="utf-8")
+    run("cite-check", path, "--table")
+    text = (topic / "reefs-evidence.md").read_text("utf-8")
+    head, body = text.split("\n## ", 1)
+    return head.splitlines(), "## " + body
+
+
+def test_the_evidence_table_is_its_header_then_the_review_then_the_other_cited_sentences(run, md_root):
+    head, body = evidence(run, topic_on_disk(md_root), f"- Surveys counted 1,240 colonies in 2019 {REEF1}.\n"
+                          f"- Parrotfish are the main threat to tourism {REEF1}.\n"
+                          f"- Colonies grew by 260 (= 1,240 − 980) [5](web/gone.md).")
+    assert head[:2] == ["# Evidence for reefs-synthesis.md", ""]
+    assert head[2].startswith("> synthesis: [reefs-synthesis.md](reefs-synthesis.md) · sha256 ")
+    digest, date = head[2].split(" · ")[1:]
+    assert len(digest.split()[1]) == 12 and date == f"{web.now_utc():%Y-%m-%d}"
+    assert head[3:] == ["> support: the share of a sentence's content words found in the best 40-word passage of "
+                        "each page it cites; weak below 50%"]
+    assert body == (
+        "## Review (2)\n\n"
+        "**Line 13 · weak.** Parrotfish are the main threat to tourism [1](web/reef.md).\n"
+        "- [1](web/reef.md) 25%: “Between 5 and 9 species of parrotfish grazed the plots.”\n\n"
+        "**Line 14 · derived.** Colonies grew by 260 (= 1,240 − 980) [5](web/gone.md).\n"
+        "- cites no saved page\n\n"
+        "## Other cited sentences (2)\n\n"
+        "**Line 8.** Reefs recover within two seasons [1](web/reef.md).\n"
+        "- [1](web/reef.md) 100%: “Marine biologists at the Coral Institute reported that the reef had recovered "
+        "within two seasons after the 2016 bleaching.”\n\n"
+        "**Line 12.** Surveys counted 1,240 colonies in 2019 [1](web/reef.md).\n"
+        "- [1](web/reef.md) 100%: “Surveys counted 1,240 colonies in 2019, up from 980 colonies in 2017.”\n")
+
+
+def test_an_evidence_table_with_nothing_to_review_says_none(run, md_root):
+    _, body = evidence(run, topic_on_disk(md_root), f"- Surveys counted 1,240 colonies in 2019 {REEF1}.")
+    assert body.startswith("## Review (0)\n\nnone\n\n## Other cited sentences (2)\n\n**Line 8.** ")
+
+
+# --- cite-check: what its messages name ---------------------------------------------------------------------
+
+def test_a_derived_percentage_that_is_a_whole_number_is_shown_without_decimals(tmp_path):
+    check = checker(tmp_path, PAGES, EVENTS)
+    result = check(synthesis(f"- Two of the 40 metres were lost: 6% (= (2019 − 2017) / 40) {REEF1}."))
+    assert result.errors == [(12, "wrong-derivation", "derived number 6%: (= (2019 − 2017) / 40) gives 5%")]
+
+
+def test_a_date_with_a_month_past_twelve_is_a_number_not_found_not_a_crash(tmp_path):
+    check = checker(tmp_path, PAGES, EVENTS)
+    result = check(synthesis(f"- The survey ended on 2021-13-14 {REEF1}."))
+    assert [kind for _, kind, _ in result.errors] == ["number-not-found"]
+
+
+def test_a_broken_citation_with_an_anchor_or_without_md_suggests_the_page_meant():
+    pages = ["web/reef-census.md", "web/a-org.md"]
+    assert web.meant_page("web/reef-census.md#colonies-counted-in-the-survey", pages) == "web/reef-census.md"
+    assert web.meant_page("web/a-org", pages) == "web/a-org.md"
+    assert web.meant_page("web/zzz.md", pages) is None
+
+
+def test_what_a_newer_version_lost_is_counted_and_shown_in_full(tmp_path):
+    quotes, numbers = ["one two three", "four five six", "seven eight nine"], ["1", "2", "3", "4", "5", "6"]
+    claim = (quotes + ["ten eleven twelve"], numbers + ["7"])
+    assert web.render_lost(claim, (quotes, numbers)) == (
+        '3 of its 4 quotes ("one two three", "four five six") and 6 of its 7 numbers (1, 2, 3, 4, 5)')
+    assert web.render_lost((quotes[:1], numbers), ([], numbers[:2])) == "2 of its 6 numbers (1, 2)"
+    assert web.render_lost((quotes[:1], ["1"]), (quotes[:1], [])) == 'its quote ("one two three")'
+
+
+# --- saved pages, topics ----------------------------------------------------------------------------------
+
+def test_the_current_version_is_the_highest_by_number_and_a_deleted_page_is_its_own(tmp_path):
+    for name in ("x.md", "x.v2.md", "x.v10.md", "xy.v11.md"):
+        (tmp_path / name).write_text("page\n", encoding="utf-8")
+    assert web.current_version(str(tmp_path / "x.md")) == str(tmp_path / "x.v10.md")
+    assert web.current_version(str(tmp_path / "gone.md")) == str(tmp_path / "gone.md")
+
+
+def test_topics_are_the_md_roots_folders_and_deeper_folders_with_a_web_folder(md_root):
+    for folder in ("reefs/web", "reefs/drafts", "reefs/web/notes", "lab/corals/web", "lab/misc", ".git/web",
+                   "lab/.cache/web", "web/web"):
+        (md_root / folder).mkdir(parents=True)
+    assert web.known_topics(str(md_root)) == ["lab", "lab/corals", "reefs", "t"]
+
+
+def test_an_earlier_synthesis_is_named_with_what_cite_check_and_the_audit_said():
+    entry = {"path": "md/t/x-2026-06-01-synthesis.md", "date": "2026-06-01", "status": "passed",
+             "checked": "2026-06-02", "audit": {"problems": 1, "current": True, "path": "md/t/x-audit.md"}}
+    assert web.render_earlier(entry) == ("md/t/x-2026-06-01-synthesis.md — 2026-06-01 · passed cite-check on "
+                                         "2026-06-02 · audited: 1 problem (md/t/x-audit.md)")
+    assert web.render_earlier(dict(entry, status="unchecked", audit={})) == (
+        "md/t/x-2026-06-01-synthesis.md — 2026-06-01 · not checked yet: run cite-check")
