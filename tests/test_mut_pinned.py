@@ -98,3 +98,33 @@ def test_an_earlier_synthesis_is_named_with_what_cite_check_and_the_audit_said()
                                          "2026-06-02 · audited: 1 problem (md/t/x-audit.md)")
     assert web.render_earlier(dict(entry, status="unchecked", audit={})) == (
         "md/t/x-2026-06-01-synthesis.md — 2026-06-01 · not checked yet: run cite-check")
+
+
+def test_line_ranges_are_named_as_a_note_names_them():
+    assert web.line_refs([(3, 5), (7, 7)]) == "L3–5, L7"
+    assert web.line_refs([]) == "lines it did not name"
+
+
+def test_a_page_without_a_label_is_named_by_its_path(tmp_path):
+    lookup = checker(tmp_path, PAGES, EVENTS)(synthesis(f"- Surveys counted 1,240 colonies {REEF1}.")).lookup
+    assert web.page_named(lookup, "web/reef.md") == "[1] (web/reef.md)"
+    assert web.page_named(lookup, "web/other.md") == "web/other.md"
+
+
+# --- doctor: a failed check in words, and false as JSON says it -------------------------------------------
+
+def failed(cause):
+    err = web.Failure(web.EXIT_UNREACHABLE, "searxng", "unreachable", "check the box")
+    err.__cause__ = cause
+    return web.doctor_failure("searxng", "http://127.0.0.1:9", 4, err, "SEARXNG_URL")
+
+
+def test_doctor_tells_no_connection_in_time_from_a_refusal_and_from_a_slow_answer():
+    assert failed(web._Transient("refused the connection", connected=False)) == {
+        "name": "searxng", "ok": False, "detail": "nothing answers at 127.0.0.1:9 (refused the connection)",
+        "code": web.EXIT_UNREACHABLE, "fix": "is SEARXNG_URL right, and the service up there?"}
+    assert failed(web._Transient("timed out", timed_out=True, connected=False))["detail"] == \
+        "nothing answers at 127.0.0.1:9 (no connection within 4 s)"
+    slow = failed(web._Transient("timed out", timed_out=True))
+    assert (slow["ok"], slow["detail"], slow["fix"]) == (
+        False, "127.0.0.1:9 connected, but no answer within 4 s", "the box is slow or overloaded; raise WEB_TIMEOUT")
