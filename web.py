@@ -3401,8 +3401,7 @@ def render_status(answer, topic):
     if answer["round"] > answer["rounds"]:
         rounds = f" of {answer['rounds']} (a search after the run's last round)"
     synthesis = answer["synthesis"]
-    said = {"unwritten": "not written yet"}.get(synthesis["status"]) or \
-        render_synthesis_status(dict(synthesis, file="")).split(": ", 1)[1]
+    said = "not written yet" if synthesis["status"] == "unwritten" else synthesis_said(synthesis)
     lines = [f"{topic} · run {answer['run']} · {answer['goal']}",
              f"round {answer['round']}{rounds}{', scraped' if answer['scraped'] else ''} · "
              f"{answer['saved']} of {answer['budget']} pages saved{render_past_budget(answer['saved'], answer)} · " +

@@ -128,3 +128,58 @@ def test_doctor_tells_no_connection_in_time_from_a_refusal_and_from_a_slow_answe
     slow = failed(web._Transient("timed out", timed_out=True))
     assert (slow["ok"], slow["detail"], slow["fix"]) == (
         False, "127.0.0.1:9 connected, but no answer within 4 s", "the box is slow or overloaded; raise WEB_TIMEOUT")
+
+
+# --- status: every line a person reads ---------------------------------------------------------------------
+
+STATUS = {"run": "r2", "goal": "how fast do reefs recover", "round": 2, "rounds": 3, "scraped": True, "saved": 7,
+          "budget": 6, "forced": True, "limit": 2, "stop": ["few new hits"],
+          "retry": [{"url": "https://a.org/x", "kind": "timeout", "title": "Reef survey"},
+                    {"url": "https://b.org/y", "kind": "http"}],
+          "site": ["a.org"], "exclude_site": ["c.org"], "policy": "peer-reviewed first",
+          "notes": {"done": ["web/a.md"], "need": [{"n": 2, "path": "md/t/web/b.md"}, {"n": 4, "path": "md/t/web/d.md"}],
+                    "flagged": [{"n": 3, "lines": [(5, 6)], "note": "md/t/web/notes/c.md"}]},
+          "synthesis": {"path": "md/t/reefs-2026-12-01-synthesis.md", "status": "failing", "errors": 2,
+                        "checked": "2026-12-01"},
+          "earlier": [{"path": "md/t/reefs-2026-06-01-synthesis.md", "date": "2026-06-01", "status": "passed",
+                       "checked": "2026-06-02", "audit": {"problems": 0, "current": True, "path": "md/t/a.md"}}],
+          "refreshed": {"date": "2026-12-01", "synthesis": "x", "pages": 8, "changed": 2, "gone": 1, "moved": 0,
+                        "failed": 0, "quotes": 3},
+          "date": "2026-12-01", "next": "fix the synthesis's 2 cite-check errors"}
+
+
+def test_status_shows_every_fact_of_the_run_in_its_line():
+    assert web.render_status(STATUS, "t").splitlines() == [
+        "t · run r2 · how fast do reefs recover",
+        "round 2 of 3 (--deep), scraped · 7 of 6 pages saved (1 past the budget, --force) · next --limit 2",
+        "stop rules met: few new hits",
+        "may retry: https://a.org/x (timeout) — Reef survey",
+        "may retry: https://b.org/y (http)",
+        "scope: --site a.org --exclude-site c.org",
+        "source policy: peer-reviewed first",
+        "notes: 1 of 3 long pages · need a reader: [2] md/t/web/b.md, [4] md/t/web/d.md",
+        "flagged by its reader: [3] reader-instructions at L5–6 (md/t/web/notes/c.md)",
+        "synthesis: md/t/reefs-2026-12-01-synthesis.md — fails cite-check: 2 errors (2026-12-01)",
+        "earlier synthesis: md/t/reefs-2026-06-01-synthesis.md — 2026-06-01 · passed cite-check on 2026-06-02 · "
+        "audited: 0 problems (md/t/a.md)",
+        "refreshed 2026-12-01: 2 of 8 cited pages changed, 1 gone, 3 quotes no longer on the live page",
+        "date: 2026-12-01",
+        "next: fix the synthesis's 2 cite-check errors"]
+
+
+def test_status_of_a_fresh_run_leaves_out_what_has_not_happened():
+    fresh = {"run": "r1", "goal": "g", "round": 1, "rounds": 1, "scraped": False, "saved": 0, "budget": 6,
+             "limit": 0, "synthesis": {"path": "md/t/g-synthesis.md", "status": "unwritten"},
+             "notes": {"done": ["web/a.md"]}, "date": "2026-12-01", "next": "search"}
+    assert web.render_status(fresh, "t").splitlines() == [
+        "t · run r1 · g", "round 1 · 0 of 6 pages saved · nothing left to scrape", "stop rules met: none",
+        "notes: 1 of 1 long pages", "synthesis: md/t/g-synthesis.md — not written yet", "date: 2026-12-01",
+        "next: search"]
+    late = web.render_status(dict(fresh, round=2), "t").splitlines()[1]
+    assert late == "round 2 of 1 (a search after the run's last round) · 0 of 6 pages saved · nothing left to scrape"
+
+
+def test_a_synthesis_files_goal_is_its_name_before_the_date_or_the_whole_name():
+    assert [web.synthesis_goal(n) for n in ("reefs-synthesis.md", "reefs-2026-12-01-synthesis.md",
+                                            "reefs-2026-12-01-2-synthesis.md", "draft.md")] == [
+        "reefs", "reefs", "reefs", "draft.md"]
