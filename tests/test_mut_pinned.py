@@ -1,7 +1,10 @@
 """What the full mutation run (tests/mutation.py) found that no test held: each test pins what a user sees
 where a mutant changed it and the suite still passed."""
 
+import os
+
 import web
+from standins import Reply
 from test_citecheck import EVENTS, PAGES, REEF1, checker, synthesis, topic_on_disk
 
 
@@ -183,3 +186,96 @@ def test_a_synthesis_files_goal_is_its_name_before_the_date_or_the_whole_name():
     assert [web.synthesis_goal(n) for n in ("reefs-synthesis.md", "reefs-2026-12-01-synthesis.md",
                                             "reefs-2026-12-01-2-synthesis.md", "draft.md")] == [
         "reefs", "reefs", "reefs", "draft.md"]
+
+
+# --- doctor: each failed check whole, as --json gives it -------------------------------------------------------
+
+def doctor_check_named(run, name):
+    return next(c for c in run("doctor", "--json").json["checks"] if c["name"] == name)
+
+
+def test_doctor_names_an_unwritable_md_root_and_a_missing_one(run, doctor_box, monkeypatch, tmp_path):
+    if os.geteuid() == 0:   # root writes anywhere but in /sys
+        unwritable = "/sys"
+    else:
+        unwritable = str(tmp_path / "ro")
+        os.mkdir(unwritable, 0o555)
+    monkeypatch.setenv("WEB_MD_ROOT", unwritable)
+    assert run("doctor", "--json").json["version"] == web.VERSION
+    assert doctor_check_named(run, "md-root") == {
+        "name": "md-root", "ok": False, "detail": f"{web.display_path(unwritable)}: Permission denied",
+        "code": web.EXIT_CONFIG, "fix": "make it writable or set WEB_MD_ROOT"}
+    monkeypatch.setenv("WEB_MD_ROOT", str(tmp_path / "none"))
+    missing = doctor_check_named(run, "md-root")
+    assert (missing["ok"], missing["code"]) == (False, web.EXIT_CONFIG) and missing["detail"].endswith("does not exist")
+
+
+def test_doctor_says_why_firecrawls_test_scrape_failed_and_what_to_do(run, searx, fire, monkeypatch):
+    fire.set_page("https://example.com", Reply(408, {"success": False, "code": "SCRAPE_TIMEOUT",
+                                                     "error": "Scrape timed out"}))
+    assert doctor_check_named(run, "firecrawl") == {
+        "name": "firecrawl", "ok": False, "code": web.EXIT_UNREACHABLE,
+        "detail": "test scrape of https://example.com failed: timeout: Firecrawl: Scrape timed out",
+        "fix": "is Firecrawl's queue worker running? a dead worker shows as a timeout (so does a slow box: raise "
+               "WEB_TIMEOUT)"}
+    fire.set_page("https://example.com", Reply(500, {"success": False, "code": "SCRAPE_ALL_ENGINES_FAILED",
+                                                     "error": "All scraping engines failed"}))
+    assert doctor_check_named(run, "firecrawl") == {
+        "name": "firecrawl", "ok": False, "code": web.EXIT_UNREACHABLE,
+        "detail": "test scrape of https://example.com failed: upstream: Firecrawl: All scraping engines failed "
+                  "[SCRAPE_ALL_ENGINES_FAILED]",
+        "fix": "Firecrawl could not fetch the page at all: can the box reach the internet? the default test page "
+               "needs it; try --scrape-url with a page the box reaches"}
+    fire.set_page("https://example.com", Reply(200, {"success": True, "data": {
+        "markdown": "# 404 Not Found\n", "metadata": {"statusCode": 404, "sourceURL": "https://example.com"}}}))
+    page = doctor_check_named(run, "firecrawl")
+    assert (page["code"], page["fix"]) == (
+        web.EXIT_PARTIAL, "Firecrawl works, but the test page failed: try --scrape-url with another page")
+    assert page["detail"].startswith("test scrape of https://example.com failed: target-status: ")
+    monkeypatch.setenv("FIRECRAWL_URL", "http://127.0.0.1:9")
+    assert doctor_check_named(run, "firecrawl") == {
+        "name": "firecrawl", "ok": False, "code": web.EXIT_UNREACHABLE,
+        "detail": "nothing answers at 127.0.0.1:9 (refused the connection)",
+        "fix": "is FIRECRAWL_URL right, and the service up there?"}
+
+
+# --- refresh: the report a person reads ---------------------------------------------------------------------
+
+def test_the_refresh_report_shows_what_each_changed_page_lost_then_the_totals():
+    quotes = [f"quote number {i} of the page" for i in range(1, 5)]
+    numbers = ["1", "2", "3", "4", "5", "6"]
+    report = {"pages": [
+        {"n": 1, "outcome": "changed", "url": "https://a.org/", "path": "web/a.v2.md", "previous": "md/t/web/a.md",
+         "lost": {"quotes": quotes, "numbers": numbers}},
+        {"n": 2, "outcome": "changed", "url": "https://b.org/", "path": "web/b.v2.md", "previous": "md/t/web/b.md",
+         "lost": {"quotes": [], "numbers": ["7"]}},
+        {"n": 3, "outcome": "changed", "url": "https://c.org/", "path": "web/c.v2.md", "previous": "md/t/web/c.md",
+         "lost": {"quotes": quotes[:1], "numbers": []}},
+        {"n": 4, "outcome": "unchanged", "url": "https://d.org/"}],
+        "not_attempted": [f"https://e.org/{i}" for i in range(7)],
+        "counts": {"changed": 3, "unchanged": 1}, "lost": {"quotes": 5, "numbers": 7}}
+    assert web.render_refresh(report).splitlines() == [
+        "changed    [1] web/a.v2.md (was a.md)  https://a.org/",
+        "           4 quotes and 6 numbers no longer on the live page: 1, 2, 3, 4, 5",
+        '           "quote number 1 of the page"', '           "quote number 2 of the page"',
+        '           "quote number 3 of the page"',
+        "changed    [2] web/b.v2.md (was b.md)  https://b.org/",
+        "           1 number no longer on the live page: 7",
+        "changed    [3] web/c.v2.md (was c.md)  https://c.org/",
+        "           1 quote no longer on the live page",
+        '           "quote number 1 of the page"',
+        "unchanged  [4]"] + [f"not attempted  https://e.org/{i}" for i in range(5)] + [
+        "not attempted  … and 2 more (--json lists them)",
+        "refreshed 4 pages: 3 changed, 1 unchanged · 5 quotes, 7 numbers no longer on the live page"]
+    assert web.render_refresh(dict(report, synthesis="md/t/x-synthesis.md")).splitlines()[-1].startswith(
+        "refreshed 4 pages cited by md/t/x-synthesis.md: ")
+
+
+# --- flags: the lines a flag pattern sees ---------------------------------------------------------------------
+
+def test_a_flag_window_ends_just_past_its_lines_each_read_to_at_most_the_longest():
+    assert web.lines_end(b"ab\ncd\nef\n", 0, 2) == 6
+    assert web.lines_end(b"ab\ncd\nef\ngh\n", 0, 3, longest=4) == 9
+    assert web.lines_end(b"\nab\n", 0, 1) == 1                       # an empty first line is a line
+    assert web.lines_end(b"x" * 10 + b"\n", 0, 1, longest=4) == 4     # a line longer than that is cut
+    assert web.lines_end(b"ab", 0, 1, longest=4) == 4
