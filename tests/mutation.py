@@ -9,7 +9,10 @@ Not a test (pytest does not collect it); mutmut is a development tool, not a req
 It copies the project's tracked files to --work (kept, so a second run only tests what changed),
 writes mutmut's setup.cfg there (every function of web.py mutated; the suite, as CI runs it, the
 test command), runs `mutmut run` on all cores, and prints the score and the surviving mutants
-(`mutmut show NAME` in --work shows one). A full run on 2 cores takes 3–4 hours.
+(`mutmut show NAME` in --work shows one). A full run on 2 cores takes longer than a session, so the
+kills are kept in tests/mutation-results.json: a run in a new --work folder keeps them for every
+function whose code is unchanged and tests the rest, survivors included (delete the file to start
+from nothing). Stopped with Ctrl-C, a run keeps what it tested; `--report` shows and saves it.
 """
 
 import argparse
@@ -20,6 +23,7 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RESULTS = os.path.join(ROOT, "tests", "mutation-results.json")
 # Two tests cannot pass on mutmut's rewritten copy, which imports mutmut's own helpers and reads its
 # setup.cfg from the working folder: one runs web.py as `runpy` to watch its imports, one runs a copy of
 # web.py in a project folder of its own. They are left out.
@@ -99,27 +103,72 @@ def copy_project(work):
         handle.write(FAST_START)
 
 
+KILLED = {1, 3, 36, -24, 24, 152, 255}   # mutmut's exit codes of a killed mutant and of a timeout (caught too)
+
+
+def meta_path(work):
+    return os.path.join(work, "mutants", "web.py.meta")
+
+
+def seed_verdicts(work):
+    """A new --work folder starts from the kills recorded in tests/mutation-results.json: mutmut keeps
+    them for every function whose code is unchanged, and tests the rest, survivors included, again."""
+    if os.path.exists(meta_path(work)) or not os.path.exists(RESULTS):
+        return
+    with open(RESULTS, encoding="utf-8") as handle:
+        kept = json.load(handle)
+    os.makedirs(os.path.dirname(meta_path(work)), exist_ok=True)
+    with open(meta_path(work), "w", encoding="utf-8") as handle:
+        json.dump({"exit_code_by_key": kept["killed"], "hash_by_function_name": kept["hash_by_function_name"],
+                   "type_check_error_by_key": {}, "durations_by_key": {}, "estimated_durations_by_key": {}}, handle)
+
+
+def save_verdicts(work):
+    """The kills of this run, for the next: tests/mutation-results.json (a full run is longer than a session)."""
+    verdicts = read_meta(work)
+    kept = {"mutmut": "3.8.1", "hash_by_function_name": verdicts["hash_by_function_name"],
+            "killed": {k: v for k, v in sorted(verdicts["exit_code_by_key"].items()) if v in KILLED}}
+    with open(RESULTS + ".tmp", "w", encoding="utf-8") as handle:
+        json.dump(kept, handle, indent=0, sort_keys=True)
+        handle.write("\n")
+    os.replace(RESULTS + ".tmp", RESULTS)
+
+
+def read_meta(work):
+    with open(meta_path(work), encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+def report(work):
+    codes = list(read_meta(work)["exit_code_by_key"].values())
+    tested = [c for c in codes if c is not None]
+    killed = sum(1 for c in tested if c in KILLED)
+    survived = sum(1 for c in tested if c == 0)
+    print(f"mutation score: {killed} of {len(tested)} tested killed ({killed / max(1, len(tested)):.1%}); "
+          f"{survived} survived, {len(tested) - killed - survived} reached by no test or suspicious; "
+          f"{len(codes) - len(tested)} of {len(codes)} mutants not tested yet")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--work", required=True, help="the folder for the copy and mutmut's results (kept)")
     parser.add_argument("--max-children", type=int, default=os.cpu_count() or 2, help="mutants tested at once")
+    parser.add_argument("--report", action="store_true", help="only the score and survivors of the run in --work "
+                                                              "(a stopped one too), and its kills saved")
     args = parser.parse_args()
     mutmut = shutil.which("mutmut", path=os.path.dirname(sys.executable)) or shutil.which("mutmut")
     if not mutmut:
         sys.exit("mutation: mutmut is not installed here — pip install mutmut pytest into this interpreter")
-    os.makedirs(args.work, exist_ok=True)
-    copy_project(args.work)
     env = dict(os.environ, WEBTOOLS_HOST="127.0.0.1")
-    subprocess.run([mutmut, "run", "--max-children", str(args.max_children)], cwd=args.work, env=env)
-    subprocess.run([mutmut, "export-cicd-stats"], cwd=args.work, env=env, capture_output=True)
-    with open(os.path.join(args.work, "mutants", "mutmut-cicd-stats.json"), encoding="utf-8") as handle:
-        stats = json.load(handle)
-    tested = stats["total"] - stats["skipped"]
-    killed = stats["killed"] + stats["timeout"]   # a mutant that hangs the suite is caught too
-    print(f"mutation score: {killed} of {tested} killed ({killed / max(1, tested):.1%}); {stats['survived']} "
-          f"survived, {stats['no_tests']} reached by no test, {stats['suspicious']} suspicious")
+    if not args.report:
+        os.makedirs(args.work, exist_ok=True)
+        copy_project(args.work)
+        seed_verdicts(args.work)
+        subprocess.run([mutmut, "run", "--max-children", str(args.max_children)], cwd=args.work, env=env)
+    save_verdicts(args.work)
+    report(args.work)
     survivors = subprocess.run([mutmut, "results"], cwd=args.work, env=env, capture_output=True, text=True).stdout
-    print(survivors, end="")
+    print("".join(line for line in survivors.splitlines(True) if not line.rstrip().endswith(": not checked")), end="")
     return 0
 
 
