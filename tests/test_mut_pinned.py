@@ -289,3 +289,65 @@ def test_the_in_memory_pages_of_the_tests_read_headers_as_the_saved_files_do(md_
         assert in_memory.header(rel) == on_disk.header(rel)
     assert on_disk.header("web/none.md")["source"] == "https://reef.example/"
     assert "relevance" not in on_disk.header("web/none.md")
+
+
+# --- the checkpoint summary Claude shows the user as is ---------------------------------------------------------
+
+SAVED = [{"n": 1, "title": "Reef survey", "words": 12500, "url": "https://a.org/x", "note": "done",
+          "flags": ["short", "reader-instructions"], "instructions": [(5, 6)]},
+         {"n": 2, "words": 800, "url": "https://b.org/y", "note": "needed", "earlier": True},
+         {"n": 3, "title": "Census", "words": 300, "url": "https://c.org/z"}]
+
+
+def test_the_checkpoint_summary_of_a_run_lists_each_page_with_its_note_flags_and_run():
+    answer = {"run": "r1", "round": 3, "budget": {"saved": 3, "max": 3}, "saved": SAVED, "path": "md/t/web/_manifest.md",
+              "failed": [{"kind": "timeout", "retry": True, "url": "https://d.org/", "error": "no answer in 60 s"}]}
+    facts = {"run": {"options": {"max_rounds": 2}, "forced": [], "requests": {"search": 5, "queries": 4, "scrape": 4}},
+             "dropped": ["x", "y"]}
+    assert web.render_checkpoint("t", answer, facts, "/nowhere/_notes.md").splitlines() == [
+        "t · run r1 · round 3 of 2 (a search after the run's last round) · 3 of 3 pages saved (budget spent)",
+        "saved:",
+        "  [1] Reef survey — 12,500 words — note — flags: short, reader-instructions at L5–6",
+        "      https://a.org/x",
+        "  [2] (no title) — 800 words — needs a note — saved in an earlier run",
+        "      https://b.org/y",
+        "  [3] Census — 300 words",
+        "      https://c.org/z",
+        "failed:",
+        "  timeout (may retry)  https://d.org/ — no answer in 60 s",
+        "dropped by the source scope: 2 hits (see the manifest)",
+        f"to read: 13,600 words ≈ {round(13600 * web.TOKENS_PER_WORD):,} tokens · requests: 5 search requests for 4 "
+        "queries (pages 2–5 when needed), 4 scrapes",
+        "wrote md/t/web/_manifest.md · notes: /nowhere/_notes.md (not written yet)"]
+    first = dict(answer, round=2, budget={"saved": 1, "max": 3})
+    assert web.render_checkpoint("t", first, facts, "n").splitlines()[0] == "t · run r1 · round 2 of 2 · 1 of 3 pages saved"
+
+
+def test_the_checkpoint_summary_without_a_run_counts_the_saved_pages():
+    answer = {"saved": [], "failed": [], "path": "md/t/web/_manifest.md", "notes": "md/t/web/_notes.md"}
+    assert web.render_checkpoint("t", answer, {"run": None, "dropped": []}, "n").splitlines() == [
+        "t · 0 saved pages (no run started with web.py init)", "saved: none", "to read: 0 words ≈ 0 tokens",
+        "wrote md/t/web/_manifest.md · notes: md/t/web/_notes.md"]
+
+
+# --- outline: headings and comments -----------------------------------------------------------------------------
+
+def atx(lines, i, code):
+    return web.atx_is_heading(lines, i, web.ATX_HEADING.match(lines[i]), code)
+
+
+def test_the_last_of_a_run_of_comment_lines_is_no_heading_either():
+    assert atx(["# set the path", "# then run it", ""], 1, False) is False
+    assert atx(["# set the path", "", "# then run it", ""], 2, False) is True
+
+
+def test_a_comment_in_code_is_judged_by_the_next_paragraph_only():
+    lines = ["$ ls", "", "# list files", "", "x = 1", "",
+             "This paragraph is plain prose that runs on for a while, as the text of a page does, with words."]
+    assert atx(lines, 2, True) is False
+    assert atx(lines[:2] + lines[2:4] + lines[6:], 2, True) is True
+
+
+def test_a_lone_hard_break_after_a_heading_continues_it_only_when_text_follows():
+    assert web.heading_goes_on(["## Title  ", "  ", ""], 1) is False
+    assert web.heading_goes_on(["## Title  ", "  ", "more of the title"], 1) is True
