@@ -794,12 +794,11 @@ class Scope:
 
 def topic_scope(store, sites=(), excluded=()):
     """The scope of a topic's search: the given domains, the latest run's (from init), its policy."""
-    run = run_facts(store.events()) if store else None
+    run = run_facts(store.events())
     options = run["options"] if run else {}
     sites = list(dict.fromkeys(list(sites) + list(options.get("site") or [])))
     excluded = list(dict.fromkeys(list(excluded) + list(options.get("exclude_site") or [])))
-    rules = read_policy(store.topic_dir) if store else []
-    return Scope(sites, excluded, rules, display_path(os.path.join(store.topic_dir, POLICY_FILE)) if store else None)
+    return Scope(sites, excluded, read_policy(store.topic_dir), display_path(os.path.join(store.topic_dir, POLICY_FILE)))
 
 
 def fuse_hits(outcomes, k=60):

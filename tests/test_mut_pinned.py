@@ -351,3 +351,23 @@ def test_a_comment_in_code_is_judged_by_the_next_paragraph_only():
 def test_a_lone_hard_break_after_a_heading_continues_it_only_when_text_follows():
     assert web.heading_goes_on(["## Title  ", "  ", ""], 1) is False
     assert web.heading_goes_on(["## Title  ", "  ", "more of the title"], 1) is True
+
+
+# --- search: where this round's picks go --------------------------------------------------------------------------
+
+def test_search_names_the_picks_file_of_this_runs_round_and_none_outside_a_run(run, searx, md_root):
+    assert "picks" not in run("search", "reef recovery", "--topic", "t", "--json").json
+    run("init", "first goal", "--topic", "t")
+    run("init", "second goal", "--topic", "t")
+    answer = run("search", "reef recovery", "--topic", "t", "--json").json
+    assert answer["picks"] == web.display_path(str(md_root / "t" / "web" / "_picks-2.1.json"))
+
+
+def test_an_outline_fits_its_room_to_the_character_dropping_the_deepest_levels_first():
+    rows = [(1, "aaaa"), (2, "bb"), (1, "cc")]                       # 5 + 3 + 3 characters with their newlines
+    assert web.fit_outline(rows, 11, 0) == (["aaaa", "bb", "cc"], 2)
+    assert web.fit_outline(rows, 10, 0) == (["aaaa", "cc"], 1)
+    flat = [(1, "aaaa"), (1, "bbbb"), (1, "cccc")]
+    assert web.fit_outline(flat, 11, 1) == (["aaaa", "bbbb"], 1)    # room 10 for the rows, the notice's 1 apart
+    assert web.fit_outline(flat, 10, 1) == (["aaaa"], 1)
+    assert web.fit_outline([], 10, 1) == ([], 0)

@@ -268,3 +268,16 @@ def test_cited_in_must_be_a_synthesis_of_the_topic(exported, run, md_root):
     (md_root / "shore" / "none-synthesis.md").write_text("## Findings\n\n- uncited\n", encoding="utf-8")
     check_bad(run, md_root, ["export", "--topic", "shore", "--format", "ris", "--cited-in",
                              md_root / "shore" / "none-synthesis.md"], web.EXIT_USAGE, "no saved sources to export")
+
+
+def test_a_runs_site_and_exclude_site_from_init_scope_every_search_of_the_run(run, searx):
+    searx.set_results("tides site:example.org", ROWS)
+    searx.set_results("tides", ROWS)
+    run("init", "how tides work", "--topic", "t", "--site", "example.org")
+    r = run("search", "tides", "--topic", "t", "--json")
+    assert asked(searx) == ["tides site:example.org"]
+    assert [h["url"] for h in r.json["results"]] == ["https://example.org/tides", "https://www.example.org/more"]
+    run("init", "how tides work", "--topic", "t", "--exclude-site", "example.org")
+    r = run("search", "tides", "--topic", "t", "--json")
+    assert asked(searx)[-1] == "tides" and {d["reason"] for d in r.json["dropped"]} == {
+        "excluded by --exclude-site example.org"}
