@@ -182,3 +182,14 @@ def test_a_topic_whose_synthesis_cites_no_saved_page_has_nothing_to_refresh(run,
     r = run("refresh", "--topic", "s")
     assert (r.code, r.err) == (web.EXIT_USAGE, "web.py: usage: nothing to refresh in topic 's' — scrape pages "
                                                 "first, or cite saved pages\n")
+
+
+def test_a_refresh_that_changed_nothing_is_ok_and_one_the_box_stopped_lists_what_it_did_not_try(run, fire, md_root,
+                                                                                               monkeypatch):
+    refresh_topic(run, fire, md_root, dict(list(PAGES.items())[:3]))
+    answer = run("refresh", "--topic", "s", "--json").json
+    assert (answer["ok"], answer["counts"]) == (True, {"unchanged": 3})
+    monkeypatch.setenv("FIRECRAWL_URL", "http://127.0.0.1:9")
+    r = run("refresh", "--topic", "s", "--workers", "1", "--json")
+    assert r.code == web.EXIT_UNREACHABLE and r.json["ok"] is False
+    assert r.json["not_attempted"] == ["https://changes.org/b", "https://gone.org/c"]
