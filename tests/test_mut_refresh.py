@@ -193,3 +193,51 @@ def test_a_refresh_that_changed_nothing_is_ok_and_one_the_box_stopped_lists_what
     r = run("refresh", "--topic", "s", "--workers", "1", "--json")
     assert r.code == web.EXIT_UNREACHABLE and r.json["ok"] is False
     assert r.json["not_attempted"] == ["https://changes.org/b", "https://gone.org/c"]
+    failed = r.json["pages"][0]
+    assert (failed["outcome"], failed["kind"], failed["error"]) == (
+        "failed", "http", "Firecrawl: at http://127.0.0.1:9 refused the connection (3 attempts) — is the webtools box "
+                          "up? check FIRECRAWL_URL")
+
+
+def test_a_page_whose_final_address_is_elsewhere_has_moved_though_its_source_url_is_the_one_asked(run, fire,
+                                                                                                 md_root):
+    url = "https://moves.org/d"
+    refresh_topic(run, fire, md_root, {url: PAGES[url]})
+    answer = article(url, PAGES[url])
+    answer["data"]["metadata"]["url"] = "https://elsewhere.org/home"   # Firecrawl's final address; sourceURL asked
+    fire.set_page(url, Reply(200, answer))
+    page = run("refresh", "--topic", "s", "--json").json["pages"][0]
+    assert (page["outcome"], page["to"]) == ("moved", "https://elsewhere.org/home")
+
+
+def test_a_page_now_behind_a_bot_challenge_is_gone(run, fire, md_root):
+    url = "https://same.org/a"
+    refresh_topic(run, fire, md_root, {url: PAGES[url]})
+    fire.set_page(url, Reply(200, page_body(url, "# Just a moment...\n\nChecking your browser.\n", title="Just a moment...")))
+    page = run("refresh", "--topic", "s", "--json").json["pages"][0]
+    assert (page["outcome"], page["kind"]) == ("gone", "blocked")
+
+
+def test_a_page_found_unchanged_only_under_the_save_lock_is_unchanged_with_its_digest(run, fire, md_root, monkeypatch):
+    url = "https://same.org/a"
+    refresh_topic(run, fire, md_root, {url: PAGES[url]})
+    files = web.page_files(md_root / "s" / "web")
+    real, calls = web.TopicStore.sha_of, []
+
+    def stale_first(self, path):   # as if another process saved this text between the check and the lock
+        calls.append(path)
+        return None if len(calls) == 1 else real(self, path)
+    monkeypatch.setattr(web.TopicStore, "sha_of", stale_first)
+    r = run("refresh", "--topic", "s", "--json")
+    assert len(calls) == 2 and r.json["pages"][0]["outcome"] == "unchanged" and r.json["ok"] is True
+    saved = [e for e in web.read_ledger(md_root / "s" / "web" / "_ledger.jsonl") if e["command"] == "scrape"]
+    assert refresh_events(md_root)[-1]["sha256"] == saved[0]["sha256"]
+    assert web.page_files(md_root / "s" / "web") == files                       # no new version
+
+
+def test_each_refresh_is_summed_on_its_own_and_says_each_page_as_it_settles(run, fire, md_root):
+    refresh_topic(run, fire, md_root, dict(list(PAGES.items())[:2]))
+    run("refresh", "--topic", "s")
+    r = run("refresh", "--topic", "s", tty=True)
+    assert r.err.splitlines() == ["[1] unchanged  https://same.org/a", "[2] unchanged  https://changes.org/b"]
+    assert run("status", "--topic", "s", "--json").json["refreshed"]["pages"] == 2
