@@ -2255,9 +2255,9 @@ def cmd_refresh(args, cfg):
 
 
 def refresh_targets(store, events, every):
-    """(synthesis, [(n, url, current path, claim)]): the pages to fetch again — the current versions of
-    those the topic's latest synthesis cites, or with `every` of all saved pages — each with what that
-    synthesis takes from it (page_claims; empty when it cites nothing of it)."""
+    """(synthesis, [(n, url, current path, (quotes, numbers))]): the pages to fetch again — the current
+    versions of those the topic's latest synthesis cites, or with `every` of all saved pages — each with
+    what that synthesis takes from it (page_claims; empty when it cites nothing of it)."""
     entries = synthesis_status(store.topic_dir, events)
     synthesis = os.path.join(store.topic_dir, entries[-1]["file"]) if entries else None
     if synthesis is None and not every:
@@ -2271,13 +2271,13 @@ def refresh_targets(store, events, every):
         for rel in (rel for rel, count in result.coverage["per_source"].items() if count and rel.startswith("web/")):
             key = url_key(lookup.header(rel).get("source") or rel)
             cited.add(key)
-            claim = found.get(rel, ([], [], 0))
-            old = claims.get(key, ([], [], 0))
-            claims[key] = (list(dict.fromkeys(old[0] + claim[0])), list(dict.fromkeys(old[1] + claim[1])), 0)
+            quotes, held = found[rel][:2] if rel in found else ([], [])
+            old = claims.get(key, ([], []))   # all versions of a page it cites: one claim
+            claims[key] = (list(dict.fromkeys(old[0] + quotes)), list(dict.fromkeys(old[1] + held)))
     numbers = source_numbers(events, store.web_dir)
     keys = [key for key in current if every or key in cited]
     targets = [(numbers.get(os.path.basename(current[key])), read_header(current[key]).get("source"), current[key],
-                claims.get(key, ([], [], 0))) for key in keys]
+                claims.get(key, ([], []))) for key in keys]
     return synthesis, sorted(targets)   # by number
 
 
@@ -2349,7 +2349,7 @@ class RefreshBatch:
                                                  fields.get("published"))
         except PageFailure as err:
             if err.kind == "blocked" or err.code in GONE_CODES:
-                return self.record(target, "gone", kind=err.kind, error=err.error, lost=(claim[0], claim[1]))
+                return self.record(target, "gone", kind=err.kind, error=err.error, lost=claim)
             if err.kind in RETRYABLE and self.tries[path] < 2:
                 return "again"
             return self.record(target, "failed", kind=err.kind, error=err.error)

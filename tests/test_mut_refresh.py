@@ -241,3 +241,12 @@ def test_each_refresh_is_summed_on_its_own_and_says_each_page_as_it_settles(run,
     r = run("refresh", "--topic", "s", tty=True)
     assert r.err.splitlines() == ["[1] unchanged  https://same.org/a", "[2] unchanged  https://changes.org/b"]
     assert run("status", "--topic", "s", "--json").json["refreshed"]["pages"] == 2
+
+
+def test_refresh_fetches_the_pages_the_synthesis_cites_and_with_all_every_saved_page(run, fire, md_root):
+    url, extra = "https://same.org/a", "https://changes.org/b"
+    refresh_topic(run, fire, md_root, {url: PAGES[url]})
+    fire.set_page(extra, article(extra, PAGES[extra]))
+    assert run("scrape", extra, "--topic", "s").code == 0            # saved, never cited
+    assert [p["url"] for p in run("refresh", "--topic", "s", "--json").json["pages"]] == [url]
+    assert [p["url"] for p in run("refresh", "--topic", "s", "--all", "--json").json["pages"]] == [url, extra]
