@@ -371,3 +371,11 @@ def test_an_outline_fits_its_room_to_the_character_dropping_the_deepest_levels_f
     assert web.fit_outline(flat, 11, 1) == (["aaaa", "bbbb"], 1)    # room 10 for the rows, the notice's 1 apart
     assert web.fit_outline(flat, 10, 1) == (["aaaa"], 1)
     assert web.fit_outline([], 10, 1) == ([], 0)
+
+
+def test_a_quote_resting_on_its_paragraphs_citation_names_that_page_by_its_path(tmp_path):
+    check = checker(tmp_path, PAGES, EVENTS)
+    result = check(synthesis('- Reefs are surveyed each year [2](web/census.md). Divers wrote that "the reef had '
+                             'recovered within two seasons".'))
+    assert ("quote-not-found", 'quote "the reef had recovered within two seasons" is on [1] (web/reef.md), not '
+            "web/census.md") in [(k, m) for _, k, m in result.errors]
