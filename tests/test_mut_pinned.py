@@ -379,3 +379,9 @@ def test_a_quote_resting_on_its_paragraphs_citation_names_that_page_by_its_path(
                              'recovered within two seasons".'))
     assert ("quote-not-found", 'quote "the reef had recovered within two seasons" is on [1] (web/reef.md), not '
             "web/census.md") in [(k, m) for _, k, m in result.errors]
+
+
+def test_a_reply_is_taken_for_json_by_its_first_bracket_past_any_leading_space():
+    assert web.Response(200, {}, b'  \n {"results": []}').looks_like_json()
+    assert web.Response(200, {}, b'[{"url": "https://a.org/"}]').looks_like_json()
+    assert not web.Response(200, {}, b"<html>{}</html>").looks_like_json()
