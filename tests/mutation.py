@@ -149,6 +149,16 @@ def report(work):
           f"{len(codes) - len(tested)} of {len(codes)} mutants not tested yet")
 
 
+def run_mutmut(command, work, env):
+    """mutmut in --work. Ctrl-C reaches it too: it stops with what it tested saved, and this waits for it."""
+    child = subprocess.Popen(command, cwd=work, env=env)
+    while True:
+        try:
+            return child.wait()
+        except KeyboardInterrupt:
+            continue
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--work", required=True, help="the folder for the copy and mutmut's results (kept)")
@@ -164,7 +174,7 @@ def main():
         os.makedirs(args.work, exist_ok=True)
         copy_project(args.work)
         seed_verdicts(args.work)
-        subprocess.run([mutmut, "run", "--max-children", str(args.max_children)], cwd=args.work, env=env)
+        run_mutmut([mutmut, "run", "--max-children", str(args.max_children)], args.work, env)
     save_verdicts(args.work)
     report(args.work)
     survivors = subprocess.run([mutmut, "results"], cwd=args.work, env=env, capture_output=True, text=True).stdout
