@@ -4871,11 +4871,13 @@ def unplaced(sentence, passage, holders):
     """The pages a sentence cites that lack its verified quote and that its clauses (clauses()) do
     not explain. A page is explained when it is not cited in the quote's own clause — every page
     of which holds the quote — but in another clause with words of its own (another quote counts)."""
+    parts = clauses(sentence)
+    if not parts:   # one clause: each page it cites should hold the quote
+        return [rel for rel in sentence.cites if rel not in holders]
     start = next(a for a, _, q in sentence.quotes if q == passage) - sentence.start
-    parts = clauses(sentence) or [(0, len(sentence.text), sentence.cites)]
     home = next((part for part in parts if part[0] <= start < part[1]), parts[-1])
     claim = claim_text(sentence, quotes=True)
-    worded = {rel for a, b, pages in parts if (a, b) != home[:2] and re.search(r"\w", claim[a:b]) for rel in pages}
+    worded = {rel for a, b, pages in parts if re.search(r"\w", claim[a:b]) for rel in pages}
     return [rel for rel in sentence.cites if rel not in holders and (rel in home[2] or rel not in worded)]
 
 

@@ -385,3 +385,15 @@ def test_a_reply_is_taken_for_json_by_its_first_bracket_past_any_leading_space()
     assert web.Response(200, {}, b'  \n {"results": []}').looks_like_json()
     assert web.Response(200, {}, b'[{"url": "https://a.org/"}]').looks_like_json()
     assert not web.Response(200, {}, b"<html>{}</html>").looks_like_json()
+
+
+def test_a_quote_in_a_later_sentence_of_a_paragraph_is_placed_in_its_own_clause(tmp_path):
+    check = checker(tmp_path, PAGES, EVENTS)
+    quoted = 'Divers wrote that "the reef had recovered within two seasons"'
+    first = "Reefs along the outer shelf are watched closely by divers, by satellites and by the fishing crews."
+    placed = check(synthesis(f"- {first} {quoted} {REEF1}, while the city counted 48 500 "
+                             f"residents [2](web/census.md)."))
+    assert [k for _, k, _ in placed.warnings if k == "quote-partly-cited"] == []
+    unplaced = check(synthesis(f"- {first} {quoted} {REEF1} [2](web/census.md), while the city "
+                               f"grew [2](web/census.md)."))
+    assert [k for _, k, _ in unplaced.warnings if k == "quote-partly-cited"] == ["quote-partly-cited"]
