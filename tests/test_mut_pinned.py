@@ -397,3 +397,9 @@ def test_a_quote_in_a_later_sentence_of_a_paragraph_is_placed_in_its_own_clause(
     unplaced = check(synthesis(f"- {first} {quoted} {REEF1} [2](web/census.md), while the city "
                                f"grew [2](web/census.md)."))
     assert [k for _, k, _ in unplaced.warnings if k == "quote-partly-cited"] == ["quote-partly-cited"]
+
+
+def test_the_manifests_note_cell_links_a_note_and_says_when_one_is_needed():
+    assert web.note_cell({"note": "done", "name": "a-org-x.md"}) == "[note](notes/a-org-x.md)"
+    assert web.note_cell({"note": "needed", "name": "b.md"}) == "needed"
+    assert web.note_cell({"note": None, "name": "c.md"}) == "–"
