@@ -403,3 +403,20 @@ def test_the_manifests_note_cell_links_a_note_and_says_when_one_is_needed():
     assert web.note_cell({"note": "done", "name": "a-org-x.md"}) == "[note](notes/a-org-x.md)"
     assert web.note_cell({"note": "needed", "name": "b.md"}) == "needed"
     assert web.note_cell({"note": None, "name": "c.md"}) == "–"
+
+
+# --- cite-check: block quotes, paragraph by paragraph ---------------------------------------------------------
+
+def test_each_paragraph_of_a_block_quote_is_one_quote_whatever_its_lines_marks_and_references(tmp_path):
+    check = checker(tmp_path, PAGES, EVENTS)
+    result = check(synthesis(f"- Surveys counted 1,240 colonies {REEF1}.", extra=(
+        f"\n> the reef had recovered within two\nseasons after the 2016 bleaching {REEF1}\n>\n"   # a lazy line
+        f"> - Surveys counted 1,240 colonies in 2019[^1] {REEF1}\n>\n"
+        "> Water temperatures peaked at 31.5 °C\n> in March\n"
+        f"> — Dr. Maria Lopez {REEF1}\n"
+        f"> Coral cover rose by 26.5% between the surveys\n>\n> {REEF1}\n\n[^1]: a note.\n")))
+    quoted = [[" ".join(q.split()) for _, _, q in s.quotes] for s in result.sentences if s.quotes]
+    assert quoted == [["the reef had recovered within two seasons after the 2016 bleaching"],
+                      ["Surveys counted 1,240 colonies in 2019"], ["Water temperatures peaked at 31.5 °C in March"],
+                      ["Coral cover rose by 26.5% between the surveys"]]
+    assert result.errors == [] and result.coverage["quotes"]["verified"] == 4
