@@ -546,3 +546,13 @@ def test_the_auditor_is_told_which_earlier_pages_this_run_refreshed(run, fire, m
     prompt = decision(run, launch)["updatedInput"]["prompt"]
     assert "0 of 4 pages saved: none · 0 picks failed · earlier runs' pages refreshed: [1] unchanged [2] " \
            "unchanged [3] gone\n" in prompt
+
+
+def test_the_checkpoint_of_a_second_run_lists_its_own_pages_not_the_first_runs(run, fire, md_root, two_runs):
+    fire.set_page(B, article(B, "The pools held 40 sea stars."))
+    run("scrape", B, "--topic", "s")
+    answer = run("manifest", "--topic", "s", "--json").json
+    assert [s["url"] for s in answer["saved"]] == [B]
+    fire.set_page(C, article(C, "The census found 9 sea stars."))
+    run("scrape", C, "--topic", "t")                                  # a topic no run was started in
+    assert [s["url"] for s in run("manifest", "--topic", "t", "--json").json["saved"]] == [C]
