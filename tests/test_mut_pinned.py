@@ -420,3 +420,24 @@ def test_each_paragraph_of_a_block_quote_is_one_quote_whatever_its_lines_marks_a
                       ["Surveys counted 1,240 colonies in 2019"], ["Water temperatures peaked at 31.5 °C in March"],
                       ["Coral cover rose by 26.5% between the surveys"]]
     assert result.errors == [] and result.coverage["quotes"]["verified"] == 4
+
+
+def test_export_cited_in_follows_a_reference_style_citation_to_its_page(run, md_root):
+    topic = topic_on_disk(md_root)
+    path = topic / "reefs-synthesis.md"
+    path.write_text(synthesis("- Surveys counted 1,240 colonies [1][reef].", answer="Reefs recover [1][reef].",
+                              extra="\n[reef]: web/reef.md\n"), encoding="utf-8")
+    r = run("export", "--topic", "reefs", "--format", "ris", "--cited-in", path)
+    assert r.code == 0 and "UR  - https://reef.example/" in r.out and "census.example" not in r.out
+
+
+def test_a_pages_first_version_is_its_own_name_and_later_ones_are_numbered():
+    assert [web.version_name("x.md", v) for v in (1, 2, 10)] == ["x.md", "x.v2.md", "x.v10.md"]
+    assert web.version_name("x.v3.md", 1) == "x.md"
+
+
+def test_doctor_names_every_address_a_proxy_would_intercept(run, doctor_box, monkeypatch):
+    monkeypatch.setenv("http_proxy", "http://127.0.0.1:9")
+    proxy = doctor_check_named(run, "proxy")
+    assert proxy["detail"] == (f"{os.environ['SEARXNG_URL']} via http://127.0.0.1:9; "
+                               f"{os.environ['FIRECRAWL_URL']} via http://127.0.0.1:9")
