@@ -441,3 +441,12 @@ def test_doctor_names_every_address_a_proxy_would_intercept(run, doctor_box, mon
     proxy = doctor_check_named(run, "proxy")
     assert proxy["detail"] == (f"{os.environ['SEARXNG_URL']} via http://127.0.0.1:9; "
                                f"{os.environ['FIRECRAWL_URL']} via http://127.0.0.1:9")
+
+
+def test_a_failed_pick_is_recorded_with_its_pick_number(run, fire, md_root):
+    fire.set_articles("https://a.org/ok")
+    fire.set_page("https://b.org/gone", Reply(404, {"success": False, "error": "Not Found"}))
+    run("scrape", "https://a.org/ok", "https://b.org/gone", "--topic", "t", "--workers", "1")
+    events = {e["url"]: e for e in web.read_ledger(md_root / "t" / "web" / "_ledger.jsonl") if e["command"] == "scrape"}
+    assert (events["https://a.org/ok"]["pick"], events["https://b.org/gone"]["pick"]) == (1, 2)
+    assert events["https://b.org/gone"]["outcome"] == "failed"
