@@ -556,3 +556,18 @@ def test_the_checkpoint_of_a_second_run_lists_its_own_pages_not_the_first_runs(r
     fire.set_page(C, article(C, "The census found 9 sea stars."))
     run("scrape", C, "--topic", "t")                                  # a topic no run was started in
     assert [s["url"] for s in run("manifest", "--topic", "t", "--json").json["saved"]] == [C]
+
+
+def test_the_checkpoint_answer_marks_a_pick_to_retry_names_the_notes_and_keeps_synthesis_rows_lean(
+        run, fire, searx, md_root, two_runs):
+    answer = run("manifest", "--topic", "s", "--json").json
+    assert answer["notes"] == web.display_path(md_root / "s" / "web" / "_notes.md")
+    assert [sorted(row) for row in answer["syntheses"]] == [
+        ["audit", "checked", "date", "errors", "file", "latest", "run", "status"]]
+    run("init", GOAL, "--topic", "deep", "--deep")
+    fire.set_page(B, captured_reply("timeout.json"))
+    run("scrape", B, "--topic", "deep")
+    run("search", "sea stars", "--topic", "deep")                    # round 2: the timeout is worth a retry
+    answer = run("manifest", "--topic", "deep", "--json").json
+    assert answer["failed"] == [{"url": B, "kind": "timeout", "error": "Firecrawl: Scrape timed out", "retry": True}]
+    assert "notes" not in answer
