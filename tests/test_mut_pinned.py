@@ -450,3 +450,9 @@ def test_a_failed_pick_is_recorded_with_its_pick_number(run, fire, md_root):
     events = {e["url"]: e for e in web.read_ledger(md_root / "t" / "web" / "_ledger.jsonl") if e["command"] == "scrape"}
     assert (events["https://a.org/ok"]["pick"], events["https://b.org/gone"]["pick"]) == (1, 2)
     assert events["https://b.org/gone"]["outcome"] == "failed"
+
+
+def test_pages_past_the_budget_say_whether_force_put_them_there():
+    assert web.render_past_budget(5, {"budget": 3, "forced": ["a.md"]}) == " (2 past the budget, --force)"
+    assert web.render_past_budget(5, {"budget": 3}) == " (2 past the budget)"
+    assert web.render_past_budget(3, {"budget": 3}) == ""
