@@ -3597,8 +3597,7 @@ def manifest_facts(store):
 
     def round_label(event):   # rounds restart in every run: run.round when the topic has several
         return f"{index.get(event.get('run'), 0)}.{event.get('round')}" if len(runs) > 1 else str(event.get("round"))
-    queries = [dict(e, q=e.get("q") or n, label=round_label(e))
-               for n, e in enumerate((e for e in events if e.get("command") == "search"), 1)]
+    queries = [dict(e, label=round_label(e)) for e in events if e.get("command") == "search"]
     saved = saved_rows(store, numbers, reader_flags(events))
     by_key = {url_key(s["url"] or ""): s for s in saved}
     latest = {}

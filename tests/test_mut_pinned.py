@@ -456,3 +456,15 @@ def test_pages_past_the_budget_say_whether_force_put_them_there():
     assert web.render_past_budget(5, {"budget": 3, "forced": ["a.md"]}) == " (2 past the budget, --force)"
     assert web.render_past_budget(5, {"budget": 3}) == " (2 past the budget)"
     assert web.render_past_budget(3, {"budget": 3}) == ""
+
+
+def test_the_manifest_labels_each_search_with_its_run_and_round_and_a_search_before_any_run_with_0(run, searx, md_root):
+    run("search", "tides", "--topic", "t")
+    run("init", "first goal", "--topic", "t")
+    run("search", "tides", "--topic", "t")
+    run("init", "second goal", "--topic", "t")
+    run("search", "tides", "--topic", "t")
+    run("manifest", "--topic", "t")
+    rows = (md_root / "t" / "web" / "_manifest.md").read_text("utf-8").split("| # | round | query |")[1].splitlines()
+    assert [row.split(" | ")[:3] for row in rows[2:5]] == [["| 1", "0.1", "tides"], ["| 2", "1.1", "tides"],
+                                                           ["| 3", "2.1", "tides"]]
