@@ -468,3 +468,19 @@ def test_the_manifest_labels_each_search_with_its_run_and_round_and_a_search_bef
     rows = (md_root / "t" / "web" / "_manifest.md").read_text("utf-8").split("| # | round | query |")[1].splitlines()
     assert [row.split(" | ")[:3] for row in rows[2:5]] == [["| 1", "0.1", "tides"], ["| 2", "1.1", "tides"],
                                                            ["| 3", "2.1", "tides"]]
+
+
+def test_the_checkpoint_lists_each_pages_flags_one_by_one_and_whether_its_note_is_needed_or_done(run, fire, md_root):
+    from standins import article_markdown, page_body
+    run("init", "g", "--topic", "t")
+    fire.set_page("https://a.org/long", Reply(200, page_body("https://a.org/long", article_markdown("reefs", 1200))))
+    fire.set_page("https://b.org/short", Reply(200, page_body("https://b.org/short", "# Short\n\n<!-- hidden -->\n" +
+                                                              " ".join(["word"] * 60) + "\n")))
+    run("scrape", "https://a.org/long", "https://b.org/short", "--topic", "t")
+    saved = run("manifest", "--topic", "t", "--json").json["saved"]
+    assert [(s["url"], s.get("note"), s.get("flags")) for s in saved] == [
+        ("https://a.org/long", "needed", None), ("https://b.org/short", None, ["html-comments:1", "short"])]
+    notes = md_root / "t" / "web" / "notes"
+    notes.mkdir()
+    (notes / "a-org-long.md").write_text("Contributes: x\n", encoding="utf-8")
+    assert run("manifest", "--topic", "t", "--json").json["saved"][0]["note"] == "done"
