@@ -484,3 +484,15 @@ def test_the_checkpoint_lists_each_pages_flags_one_by_one_and_whether_its_note_i
     notes.mkdir()
     (notes / "a-org-long.md").write_text("Contributes: x\n", encoding="utf-8")
     assert run("manifest", "--topic", "t", "--json").json["saved"][0]["note"] == "done"
+
+
+def test_a_page_scraped_by_hand_then_deleted_is_a_candidate_row_with_its_title(run, fire, md_root):
+    from test_history import article
+    run("init", "g", "--topic", "t")
+    fire.set_page("https://a.org/stars", article("https://a.org/stars", "Stars eat mussels.", title="Star diets"))
+    run("scrape", "https://a.org/stars", "--topic", "t")
+    (md_root / "t" / "web" / "a-org-stars.md").unlink()
+    run("manifest", "--topic", "t")
+    row = next(line for line in (md_root / "t" / "web" / "_manifest.md").read_text("utf-8").splitlines()
+               if "saved, file deleted" in line)
+    assert "Star diets" in row
