@@ -496,3 +496,20 @@ def test_a_page_scraped_by_hand_then_deleted_is_a_candidate_row_with_its_title(r
     row = next(line for line in (md_root / "t" / "web" / "_manifest.md").read_text("utf-8").splitlines()
                if "saved, file deleted" in line)
     assert "Star diets" in row
+
+
+def test_the_candidates_of_a_finished_run_are_ranked_hits_first_and_say_no_retry(run, searx, fire, md_root):
+    from standins import captured_reply, make_hit
+    run("init", "g", "--topic", "t", "--max-sources", "1")
+    searx.set_results("stars", [make_hit("https://a.org/x", "Stars A"), make_hit("https://b.org/y", "Stars B")])
+    run("search", "stars", "--topic", "t")
+    fire.set_page("https://a.org/x", captured_reply("timeout.json"))
+    fire.set_page("https://c.org/z", Reply(404, {"success": False, "error": "Not Found"}))
+    run("scrape", "https://a.org/x", "https://c.org/z", "--topic", "t")      # the run's one round, scraped
+    run("manifest", "--topic", "t")
+    table = (md_root / "t" / "web" / "_manifest.md").read_text("utf-8").split("| round | rank | title | found by | "
+                                                                            "outcome |\n| --- | --- | --- | --- | --- |\n")[1]
+    assert table.splitlines()[:3] == [
+        "| 1 | 1 | [Stars A](https://a.org/x) | 1 | failed: timeout: Firecrawl: Scrape timed out |",
+        "| 1 | 2 | [Stars B](https://b.org/y) | 1 | not picked |",
+        "| 1 | – | [https://c.org/z](https://c.org/z) | – | failed: http: Firecrawl answered HTTP 404: Not Found |"]
