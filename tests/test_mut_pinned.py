@@ -513,3 +513,17 @@ def test_the_candidates_of_a_finished_run_are_ranked_hits_first_and_say_no_retry
         "| 1 | 1 | [Stars A](https://a.org/x) | 1 | failed: timeout: Firecrawl: Scrape timed out |",
         "| 1 | 2 | [Stars B](https://b.org/y) | 1 | not picked |",
         "| 1 | – | [https://c.org/z](https://c.org/z) | – | failed: http: Firecrawl answered HTTP 404: Not Found |"]
+
+
+def test_the_manifests_first_line_names_the_notes_every_picks_file_and_what_there_is_to_read(run, md_root):
+    run("init", "g", "--topic", "t")
+    manifest = md_root / "t" / "web" / "_manifest.md"
+    run("manifest", "--topic", "t")
+    assert "\nNotes: none yet (_notes.md) · picks: none · 0 pages saved, 0 words ≈ 0 tokens to read\n" in \
+        manifest.read_text("utf-8")
+    for name in ("_picks-1.1.json", "_picks-1.2.json", "_notes.md"):
+        (md_root / "t" / "web" / name).write_text("[]", encoding="utf-8")
+    (md_root / "t" / "web" / "data.json").write_text("{}", encoding="utf-8")   # not a picks file
+    run("manifest", "--topic", "t")
+    assert ("\nNotes: [_notes.md](_notes.md) · picks: [_picks-1.1.json](_picks-1.1.json), "
+            "[_picks-1.2.json](_picks-1.2.json) · 0 pages saved") in manifest.read_text("utf-8")
