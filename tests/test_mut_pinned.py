@@ -527,3 +527,10 @@ def test_the_manifests_first_line_names_the_notes_every_picks_file_and_what_ther
     run("manifest", "--topic", "t")
     assert ("\nNotes: [_notes.md](_notes.md) · picks: [_picks-1.1.json](_picks-1.1.json), "
             "[_picks-1.2.json](_picks-1.2.json) · 0 pages saved") in manifest.read_text("utf-8")
+
+
+def test_a_topic_used_by_hand_shows_one_runs_row_saying_so(run, searx, md_root):
+    run("search", "tides", "--topic", "t")
+    run("manifest", "--topic", "t")
+    runs = (md_root / "t" / "web" / "_manifest.md").read_text("utf-8").split("## Runs\n")[1].splitlines()
+    assert runs[3] == "| – | – | searches and scrapes made by hand | – | – | – | – | – |"
