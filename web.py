@@ -3715,7 +3715,7 @@ def render_manifest(topic, facts):
     for e in synthesis_rows(facts["syntheses"]):
         run = f"run {e['index']}, " if e.get("index") else ""
         title = f"**{link(e['file'], '../' + e['file'])}** (latest)" if e["latest"] else link(e['file'], '../' + e['file'])
-        out.append(f"- {title} — {run}{e['date']} · {render_synthesis_status(e).split(': ', 1)[1]}")
+        out.append(f"- {title} — {run}{e['date']} · {synthesis_said(e)}")
     out += [] if facts["syntheses"] else ["- none yet"]
     out += ["", render_refreshed(facts["refreshed"])] if facts["refreshed"] else []
     out.append(MANIFEST_END)

@@ -534,3 +534,17 @@ def test_a_topic_used_by_hand_shows_one_runs_row_saying_so(run, searx, md_root):
     run("manifest", "--topic", "t")
     runs = (md_root / "t" / "web" / "_manifest.md").read_text("utf-8").split("## Runs\n")[1].splitlines()
     assert runs[3] == "| – | – | searches and scrapes made by hand | – | – | – | – | – |"
+
+
+def test_the_manifest_shows_a_run_scoped_by_exclude_site_alone_every_query_that_found_a_hit_and_no_synthesis(
+        run, searx, md_root):
+    from standins import make_hit
+    run_id = run("init", "g", "--topic", "t", "--exclude-site", "c.org", "--json").json["run"]
+    for query in ("stars", "sea stars"):
+        searx.set_results(query, [make_hit("https://a.org/x", "Stars A")])
+    run("search", "stars", "sea stars", "--topic", "t")
+    run("manifest", "--topic", "t")
+    text = (md_root / "t" / "web" / "_manifest.md").read_text("utf-8")
+    assert "\n| 1 | 1 | [Stars A](https://a.org/x) | 1, 2 | not picked |\n" in text
+    assert f"\n## Source scope\n\n- run {run_id}: --exclude-site c.org\n" in text
+    assert text.endswith("newest first, the latest of each goal in bold.\n\n- none yet\n<!-- web.py:end -->\n")
