@@ -3748,9 +3748,9 @@ def render_scope(facts):
         if rule == "block":
             by = f"blocked by {facts['policy_path']}:{line}"
             hits = sum(1 for d in facts["dropped"] if d["reason"] == by or d["reason"].startswith(by + " ("))
-            effect = f"dropped {hits} hits"
+            effect = f"dropped {counted(hits, 'hit')}"
         else:
-            effect = f"{sum(1 for key in facts['preferred'] if in_domain(site_key(key), domain))} hits marked"
+            effect = f"{counted(sum(1 for key in facts['preferred'] if in_domain(site_key(key), domain)), 'hit')} marked"
         out.append(f"- `{POLICY_FILE}` line {line}: {rule} {domain}" + (f" — {cell(note)}" if note else "") +
                    f" ({effect})")
     for run in scoped:

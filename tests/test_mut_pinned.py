@@ -547,4 +547,19 @@ def test_the_manifest_shows_a_run_scoped_by_exclude_site_alone_every_query_that_
     text = (md_root / "t" / "web" / "_manifest.md").read_text("utf-8")
     assert "\n| 1 | 1 | [Stars A](https://a.org/x) | 1, 2 | not picked |\n" in text
     assert f"\n## Source scope\n\n- run {run_id}: --exclude-site c.org\n" in text
+    both = run("init", "g", "--topic", "t", "--site", "a.org", "--exclude-site", "c.org", "--json").json["run"]
+    run("manifest", "--topic", "t")
+    assert f"\n- run {both}: --site a.org --exclude-site c.org\n" in (md_root / "t" / "web" / "_manifest.md").read_text(
+        "utf-8")
     assert text.endswith("newest first, the latest of each goal in bold.\n\n- none yet\n<!-- web.py:end -->\n")
+
+
+def test_the_manifest_counts_what_each_policy_line_did_and_shows_its_note(run, searx, md_root):
+    from standins import make_hit
+    (md_root / "t" / "sources.txt").write_text("block c.org  a content farm\nprefer a.org\n", encoding="utf-8")
+    searx.set_results("stars", [make_hit(u) for u in ("https://a.org/x", "https://c.org/y", "https://d.org/z")])
+    run("search", "stars", "--topic", "t")
+    run("manifest", "--topic", "t")
+    scope = (md_root / "t" / "web" / "_manifest.md").read_text("utf-8").split("## Source scope\n\n")[1].splitlines()
+    assert scope[:2] == ["- `sources.txt` line 1: block c.org — a content farm (dropped 1 hit)",
+                         "- `sources.txt` line 2: prefer a.org (1 hit marked)"]

@@ -130,7 +130,7 @@ def test_the_topic_policy_drops_and_marks_hits_and_the_manifest_shows_it(run, se
     text = (md_root / "shore" / "web" / "_manifest.md").read_text("utf-8")
     section = text[text.index("## Source scope"):text.index("## Syntheses")]
     assert "- `sources.txt` line 2: block tidepool-facts.example.com — content farm: copies other sites (dropped 2 hits)" \
-        in section and "- `sources.txt` line 3: prefer shore.example.edu — university field station (1 hits marked)" \
+        in section and "- `sources.txt` line 3: prefer shore.example.edu — university field station (1 hit marked)" \
         in section and "| https://tidepool-facts.example.com/top-10 | blocked by " in section
 
 

@@ -207,8 +207,8 @@ Found by the searches or picked, not saved: the title links the page.
 
 ## Source scope
 
-- `sources.txt` line 1: block bad.org — spam farm (dropped 1 hits)
-- `sources.txt` line 2: prefer good.org — the field station (1 hits marked)
+- `sources.txt` line 1: block bad.org — spam farm (dropped 1 hit)
+- `sources.txt` line 2: prefer good.org — the field station (1 hit marked)
 
 | dropped hit | why |
 | --- | --- |
