@@ -12,7 +12,8 @@ test command), runs `mutmut run` on all cores, and prints the score and the surv
 (`mutmut show NAME` in --work shows one). A full run on 2 cores takes longer than a session, so the
 kills are kept in tests/mutation-results.json: a run in a new --work folder keeps them for every
 function whose code is unchanged and tests the rest, survivors included (delete the file to start
-from nothing). Stopped with Ctrl-C, a run keeps what it tested; `--report` shows and saves it.
+from nothing). Each verdict is saved as it comes, so a run may be stopped at any time; `--report`
+shows and saves what it tested.
 """
 
 import argparse
