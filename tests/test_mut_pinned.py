@@ -558,7 +558,7 @@ def test_the_manifest_counts_what_each_policy_line_did_and_shows_its_note(run, s
     from standins import make_hit
     (md_root / "t" / "sources.txt").write_text("block c.org  a content farm\nprefer a.org\n", encoding="utf-8")
     searx.set_results("stars", [make_hit(u) for u in ("https://a.org/x", "https://c.org/y", "https://d.org/z")])
-    run("search", "stars", "--topic", "t")
+    run("search", "stars", "--topic", "t", "--exclude-site", "d.org")   # a drop the policy did not make
     run("manifest", "--topic", "t")
     scope = (md_root / "t" / "web" / "_manifest.md").read_text("utf-8").split("## Source scope\n\n")[1].splitlines()
     assert scope[:2] == ["- `sources.txt` line 1: block c.org — a content farm (dropped 1 hit)",
