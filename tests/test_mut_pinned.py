@@ -563,3 +563,24 @@ def test_the_manifest_counts_what_each_policy_line_did_and_shows_its_note(run, s
     scope = (md_root / "t" / "web" / "_manifest.md").read_text("utf-8").split("## Source scope\n\n")[1].splitlines()
     assert scope[:2] == ["- `sources.txt` line 1: block c.org — a content farm (dropped 1 hit)",
                          "- `sources.txt` line 2: prefer a.org (1 hit marked)"]
+
+
+def test_a_manifest_that_cannot_be_written_names_the_file_and_why(run, md_root, monkeypatch):
+    run("init", "g", "--topic", "t")
+
+    def disk_full(path, *chunks):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(web, "atomic_write", disk_full)
+    r = run("manifest", "--topic", "t")
+    assert r.code == web.EXIT_CONFIG and r.err.startswith(
+        f"web.py: storage: cannot write {web.display_path(md_root / 't' / 'web' / '_manifest.md')} "
+        "(No space left on device)")
+
+
+def test_the_checkpoint_of_a_run_lists_its_own_failures_not_an_earlier_runs(run, fire, md_root):
+    run("init", "first goal", "--topic", "t")
+    fire.set_page("https://a.org/gone", Reply(404, {"success": False, "error": "Not Found"}))
+    run("scrape", "https://a.org/gone", "--topic", "t")
+    assert [e["url"] for e in run("manifest", "--topic", "t", "--json").json["failed"]] == ["https://a.org/gone"]
+    run("init", "second goal", "--topic", "t")
+    assert run("manifest", "--topic", "t", "--json").json["failed"] == []
