@@ -3561,11 +3561,6 @@ def synthesis_rows(entries):
     return rows
 
 
-def render_synthesis_status(entry):
-    """One line a person reads: `x-synthesis.md: passed cite-check on 2026-12-01`."""
-    return f"{entry['file']}: {synthesis_said(entry)}"
-
-
 def synthesis_said(entry):
     """What cite-check and the audit say of a synthesis: `passed cite-check on 2026-12-01 · audited: 0 problems`."""
     status, when = entry["status"], entry.get("checked")

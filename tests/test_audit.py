@@ -79,13 +79,13 @@ def test_status_and_the_manifest_say_audited_and_how_many_problems(hook, project
     hook("post", auditor_answer(project, path, ANSWER))
     entry = web.synthesis_status(str(project), web.read_ledger(project / "web" / "_ledger.jsonl"))[0]
     assert entry["audit"] == {"problems": 2, "current": True}
-    assert web.render_synthesis_status(entry).endswith("passed cite-check on "
+    assert web.synthesis_said(entry).endswith("passed cite-check on "
                                                        f"{web.now_utc():%Y-%m-%d} · audited: 2 problems")
     path.write_text(FAITHFUL + "\n", encoding="utf-8")
     hook("post", captured("posttooluse-write.json", file_path=str(path)))
     entry = web.synthesis_status(str(project), web.read_ledger(project / "web" / "_ledger.jsonl"))[0]
     assert entry["audit"] == {"problems": 2, "current": False}
-    assert web.render_synthesis_status(entry).endswith("audited: 2 problems, before its last edit")
+    assert web.synthesis_said(entry).endswith("audited: 2 problems, before its last edit")
 
 
 def test_the_gate_asks_for_the_audit_once_and_never_once_audited(hook, project):  # noqa: F811
