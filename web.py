@@ -33,6 +33,7 @@ MAX_PAGES = 5            # SearXNG pages fetched per query at most
 MAX_QUERY_CHARS = 1000
 MAX_URL_CHARS = 4096
 MAX_CANDIDATES = 1000
+FROM_CAP = 64 * 1024 * 1024   # bytes of a --from file: 1,000 candidates take far less
 SNIPPET_CHARS = 300
 MIN_WORDS = 20           # fewer words than this: the page counts as empty
 SHORT_WORDS = 200        # fewer words than this: flagged as a short page
@@ -205,7 +206,7 @@ class Response:
 
     def text_start(self, limit=200):
         """The start of the body as one line of text."""
-        text = bytes(self.body[:limit * 4]).decode("utf-8", "replace")
+        text = bytes(self.body).lstrip()[:limit * 4].decode("utf-8", "replace")
         return " ".join(text.split())[:limit]
 
 
@@ -1670,12 +1671,15 @@ def read_candidates(source):
     import json
     try:
         if source == "-":
-            raw = sys.stdin.buffer.read()
+            raw = sys.stdin.buffer.read(FROM_CAP + 1)
         else:
             with open(source, "rb") as handle:
-                raw = handle.read(64 * 1024 * 1024)
+                raw = handle.read(FROM_CAP + 1)
     except OSError as err:
         raise usage_error(f"cannot read --from {source}: {err.strerror or err}", "give an existing file, or - for stdin")
+    if len(raw) > FROM_CAP:   # read whole or not at all: a cut file would lose candidates without a word
+        raise usage_error(f"--from {source} is larger than {FROM_CAP // 1024 // 1024} MiB",
+                          f"give at most {MAX_CANDIDATES} candidates")
     if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
         raise usage_error(f"--from {source} is UTF-16", "save it as UTF-8")
     try:
@@ -2936,7 +2940,7 @@ def render_outline(shown, facts, budget=None):
     rows = [(level, outline_row(line, stop, f"{words:,}", f"{'#' * level} {shorter(title, 90) or '(untitled)'}"))
             for line, stop, level, words, title in facts["headings"]]
     if budget is None:
-        budget = max(OUTLINE_MIN_CHARS, int(facts.get("chars", 0) * OUTLINE_SHARE))
+        budget = max(OUTLINE_MIN_CHARS, int(facts["chars"] * OUTLINE_SHARE))
     columns = outline_row("line", "end", "words", "heading")
     notice = f"{len(rows)} of {len(rows)} headings shown (levels 1–1); Grep '^#' for the rest"   # its longest
     kept, depth = fit_outline(rows, budget - len(head[0]) - len(columns) - 2, len(notice) + 1)
@@ -3056,7 +3060,7 @@ def render_note(page_shown, number, title, lines, note, problems, passages, date
     checked = f"{len(passages) - len(problems)} of {len(passages)} passages verbatim at their lines"
     if problems:
         checked += "; not found: " + ", ".join(f"L{a}" + (f"–{b}" if b != a else "") for a, b, _ in problems)
-    head = [f"> page: {page_shown}" + (f" · [{number}]" if number else "") + f" · {lines:,} lines",
+    head = [f"> page: {page_shown} · [{number}] · {lines:,} lines",
             f"> title: {one_line(title) or '(none)'}", f"> read: {date} by {READER}", f"> checked: {checked}"]
     return "".join(f"{line}  \n" for line in head) + "> NOTE: a reader's note on untrusted web content — quote the " \
         "page, not the note\n\n" + note.strip() + "\n"
@@ -5968,7 +5972,7 @@ def export_entries(store, cited_in=None):
     number; with `cited_in` (a synthesis of the topic), only the pages it cites."""
     numbers = source_numbers(store.events(), store.web_dir)
     pages = {os.path.basename(p): p for p in store.refresh()[0].values()}
-    names = sorted(pages, key=lambda n: numbers.get(n, 0))
+    names = sorted(pages, key=lambda n: numbers[n])
     if cited_in is not None:
         cited = cited_pages(store, cited_in)
         names = [n for n in names if n in cited]

@@ -3,7 +3,7 @@
 stand-ins' tide-pools box, run in a temporary copy of the project.
 
     python3 tests/docs.py           check: exit 1 with a diff when README differs from what the code prints
-    python3 tests/docs.py --write   rewrite README's generated blocks
+    python3 tests/docs.py --write   rewrite README's generated blocks, and the -h texts in tests/fixtures/help/
 
 A block follows a marker: `<!-- example: NAME -->` then a fenced block (a command and its output,
 or a file), `<!-- table: NAME -->` then a markdown table. The session starts the stand-ins as README
@@ -221,6 +221,47 @@ def tables():
     return {"environment": "\n".join(env) + "\n", "exit-codes": "\n".join(codes) + "\n"}
 
 
+HELP = os.path.join(TESTS, "fixtures", "help")   # web.py -h and each command's -h, as a person reads them
+
+
+def help_texts():
+    """{"web.py": `web.py -h`, COMMAND: `web.py COMMAND -h`}, 100 columns wide, as web.main prints them here."""
+    import contextlib
+    import io
+    texts, columns = {}, os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = "100"   # argparse wraps to the terminal's width
+    try:
+        for name in ["web.py", *web.COMMANDS]:
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                web.main(["-h"] if name == "web.py" else [name, "-h"])
+            texts[name] = normalise_help(out.getvalue())
+    finally:
+        if columns is None:
+            del os.environ["COLUMNS"]
+        else:
+            os.environ["COLUMNS"] = columns
+    return texts
+
+
+def normalise_help(text):
+    return text.replace("\noptional arguments:\n", "\noptions:\n")   # Python 3.9's heading, 3.10's name for it
+
+
+def help_differences():
+    """[(name, kept text, printed text)] of the help texts tests/fixtures/help/ holds otherwise."""
+    changed = []
+    for name, text in help_texts().items():
+        try:
+            with open(os.path.join(HELP, name + ".txt"), encoding="utf-8") as handle:
+                kept = handle.read()
+        except FileNotFoundError:
+            kept = ""
+        if kept != text:
+            changed.append((f"help/{name}.txt", kept, text))
+    return changed
+
+
 EXAMPLE = re.compile(r"(<!-- example: ([\w-]+) -->\n```\w*\n)(.*?)(^```)", re.S | re.M)
 TABLE = re.compile(r"(<!-- table: ([\w-]+) -->\n)((?:\|.*\n)+)")
 
@@ -242,9 +283,13 @@ def main():
     if "--write" in sys.argv[1:]:
         with open(README, "w", encoding="utf-8") as handle:
             handle.write(fill(readme, blocks, generated))
-        print(f"wrote {README}")
+        os.makedirs(HELP, exist_ok=True)
+        for name, text in help_texts().items():
+            with open(os.path.join(HELP, name + ".txt"), "w", encoding="utf-8", newline="") as handle:
+                handle.write(text)
+        print(f"wrote {README} and {HELP}")
         return 0
-    changed = differences(readme, blocks, generated)
+    changed = differences(readme, blocks, generated) + help_differences()
     for name, old, new in changed:
         sys.stdout.writelines(difflib.unified_diff(old.splitlines(True), new.splitlines(True), f"README: {name}",
                                                    "what the code prints"))

@@ -17,14 +17,17 @@ shows and saves what it tested.
 """
 
 import argparse
+import importlib.util
 import json
 import os
 import shutil
 import subprocess
 import sys
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(ROOT, "tests", "mutation-results.json")
+EQUIVALENTS = os.path.join(ROOT, "tests", "mutation-equivalents.tsv")
 # Two tests cannot pass on mutmut's rewritten copy, which imports mutmut's own helpers and reads its
 # setup.cfg from the working folder: one runs web.py as `runpy` to watch its imports, one runs a copy of
 # web.py in a project folder of its own. They are left out.
@@ -136,22 +139,109 @@ def save_verdicts(work):
 
 
 def read_meta(work):
-    with open(meta_path(work), encoding="utf-8") as handle:
-        return json.load(handle)
+    """mutmut's verdicts. A running mutmut rewrites the file in place: a read that meets it half-written waits."""
+    for _ in range(100):
+        try:
+            with open(meta_path(work), encoding="utf-8") as handle:
+                return json.load(handle)
+        except json.JSONDecodeError:
+            time.sleep(0.1)
+    sys.exit(f"mutation: {meta_path(work)} stays unreadable")
+
+
+def function_of(mutant):
+    """web.x_name__mutmut_7 -> x_name, the key of mutmut's function hashes."""
+    return mutant.split(".", 1)[1].rsplit("__mutmut_", 1)[0]
+
+
+def read_equivalents():
+    """{mutant: (its function's hash, why)}: the survivors judged equivalent, in tests/mutation-equivalents.tsv."""
+    judged = {}
+    with open(EQUIVALENTS, encoding="utf-8") as handle:
+        for line in handle:
+            if line.strip() and not line.startswith("#"):
+                mutant, digest, why = line.rstrip("\n").split("\t")
+                judged[mutant] = (digest, why)
+    return judged
+
+
+def survivors(work):
+    return sorted(k for k, c in read_meta(work)["exit_code_by_key"].items() if c == 0)
 
 
 def report(work):
-    codes = list(read_meta(work)["exit_code_by_key"].values())
-    tested = [c for c in codes if c is not None]
-    killed = sum(1 for c in tested if c in KILLED)
-    survived = sum(1 for c in tested if c == 0)
+    """The score, then each survivor not judged equivalent (a judgement holds while its function is unchanged)."""
+    meta = read_meta(work)
+    codes, hashes = meta["exit_code_by_key"], meta["hash_by_function_name"]
+    tested = {k: c for k, c in codes.items() if c is not None}
+    killed = sum(1 for c in tested.values() if c in KILLED)
+    survivors = sorted(k for k, c in tested.items() if c == 0)
+    others = sorted(k for k, c in tested.items() if c != 0 and c not in KILLED)
+    judged = read_equivalents()
+    unjudged = [k for k in survivors if judged.get(k, ("",))[0] != hashes.get(function_of(k))]
     print(f"mutation score: {killed} of {len(tested)} tested killed ({killed / max(1, len(tested)):.1%}); "
-          f"{survived} survived, {len(tested) - killed - survived} reached by no test or suspicious; "
+          f"{len(survivors)} survived ({len(survivors) - len(unjudged)} judged equivalent, {len(unjudged)} not "
+          f"judged), {len(others)} reached by no test or suspicious; "
           f"{len(codes) - len(tested)} of {len(codes)} mutants not tested yet")
+    for mutant in unjudged + others:
+        print(f"    {mutant}: {'survived' if mutant in unjudged else 'exit ' + str(codes[mutant])}")
 
 
-def run_mutmut(command, work, env):
-    """mutmut in --work. Ctrl-C reaches it too: it stops with what it tested saved, and this waits for it."""
+KILLS_LOG = "kills.log"   # in --work/mutants: a line "function<TAB>test" for each test that failed on a mutant
+
+
+def killers_first(function, tests, kills_log):
+    """The tests that killed this function's other mutants first (most kills first), then as mutmut gave
+    them (fastest first). With -x a mutant is done at its first failing test, and mutants of one function
+    mostly fall to the same few tests: the help-text mutants of an argparse function to the one test that
+    reads -h, not to the 579 fast ones mutmut would run before it."""
+    kills = {}
+    try:
+        with open(kills_log, encoding="utf-8") as handle:
+            for line in handle:
+                killed_function, _, test = line.rstrip("\n").partition("\t")
+                if killed_function == function:
+                    kills[test] = kills.get(test, 0) + 1
+    except FileNotFoundError:
+        pass
+    position = {test: i for i, test in enumerate(tests)}
+    return sorted(tests, key=lambda test: (-kills.get(test, 0), position[test]))
+
+
+def mutmut_with_killers_first(args):
+    """`mutmut ARGS`, each mutant's tests ordered by killers_first and every failing test logged for the next."""
+    from mutmut.runners.harness import PytestRunner
+    from mutmut.utils.file_utils import change_cwd
+    from mutmut.utils.format_utils import mangled_name_from_mutant_name
+    from mutmut.__main__ import cli
+    kills_log = os.path.abspath(os.path.join("mutants", KILLS_LOG))
+
+    class LogKiller:
+        def __init__(self, function):
+            self.function = function
+
+        def pytest_runtest_logreport(self, report):
+            if report.failed:
+                with open(kills_log, "a", encoding="utf-8") as handle:
+                    handle.write(f"{self.function}\t{report.nodeid.removeprefix('mutants/')}\n")
+
+    def run_tests(self, *, mutant_name, tests):
+        plugins = []
+        if mutant_name:
+            function = mangled_name_from_mutant_name(mutant_name)
+            tests = killers_first(function, list(tests), kills_log)
+            plugins = [LogKiller(function)]
+        with change_cwd("mutants"):
+            return int(self.execute_pytest(self._pytest_args_regular_run(tests), plugins=plugins))
+
+    PytestRunner.run_tests = run_tests
+    cli(args)
+
+
+def run_mutmut(args, work, env):
+    """mutmut ARGS in --work. Ctrl-C reaches it too: it stops with what it tested saved, and this waits for it."""
+    command = [sys.executable, "-c", f"import sys; sys.path.insert(0, {os.path.dirname(__file__)!r}); "
+                                     "import mutation; mutation.mutmut_with_killers_first(sys.argv[1:])", *args]
     child = subprocess.Popen(command, cwd=work, env=env)
     while True:
         try:
@@ -166,20 +256,21 @@ def main():
     parser.add_argument("--max-children", type=int, default=os.cpu_count() or 2, help="mutants tested at once")
     parser.add_argument("--report", action="store_true", help="only the score and survivors of the run in --work "
                                                               "(a stopped one too), and its kills saved")
+    parser.add_argument("--retest-survivors", action="store_true",
+                        help="test the survivors of the run in --work again, with the tests as they are now")
     args = parser.parse_args()
-    mutmut = shutil.which("mutmut", path=os.path.dirname(sys.executable)) or shutil.which("mutmut")
-    if not mutmut:
+    if importlib.util.find_spec("mutmut") is None:
         sys.exit("mutation: mutmut is not installed here — pip install mutmut pytest into this interpreter")
     env = dict(os.environ, WEBTOOLS_HOST="127.0.0.1")
     if not args.report:
         os.makedirs(args.work, exist_ok=True)
         copy_project(args.work)
         seed_verdicts(args.work)
-        run_mutmut([mutmut, "run", "--max-children", str(args.max_children)], args.work, env)
+        run_mutmut(["run", "--max-children", str(args.max_children)], args.work, env)
+        if args.retest_survivors:   # after the plain run, which tests the mutants of changed functions
+            run_mutmut(["run", "--max-children", str(args.max_children), *survivors(args.work)], args.work, env)
     save_verdicts(args.work)
     report(args.work)
-    survivors = subprocess.run([mutmut, "results"], cwd=args.work, env=env, capture_output=True, text=True).stdout
-    print("".join(line for line in survivors.splitlines(True) if not line.rstrip().endswith(": not checked")), end="")
     return 0
 
 

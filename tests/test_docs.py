@@ -45,6 +45,15 @@ def test_readme_examples_and_tables_are_what_the_code_prints(in_this_process):
         for name, old, new in changed)
 
 
+def test_each_commands_help_is_what_a_person_read_when_it_was_kept():
+    """`web.py -h` and every `web.py COMMAND -h`, whole (tests/fixtures/help/, written by tests/docs.py --write):
+    a word of help changed by accident shows here, in this process."""
+    changed = docs.help_differences()
+    assert not changed, "-h differs from tests/fixtures/help/; if meant, run python3 tests/docs.py --write:\n" + "".join(
+        "".join(difflib.unified_diff(old.splitlines(True), new.splitlines(True), name, "code"))
+        for name, old, new in changed)
+
+
 def test_every_example_is_shown_once_and_every_marker_is_generated():
     with open(docs.README, encoding="utf-8") as handle:
         examples, tables = docs.markers(handle.read())

@@ -267,3 +267,30 @@ def test_a_first_run_may_edit_its_own_notes(run, md_root):
     notes = md_root / "t" / "web" / "_notes.md"
     notes.write_text(f"## Run {run_id}: {GOAL}\n\n- first notes\n", encoding="utf-8")
     assert pre(run, md_root.parent, "Edit", notes, old_string="first notes", new_string="better notes") == (None, "")
+
+
+@pytest.mark.parametrize("fields", [{"content": ""}, {}])
+def test_a_write_that_empties_the_notes_or_has_no_content_is_refused(run, md_root, fields):
+    notes = md_root / "t" / "web" / "_notes.md"
+    notes.parent.mkdir()
+    notes.write_text("XXXX\n", encoding="utf-8")   # earlier notes, be they a placeholder's four letters
+    assert denied(run, md_root.parent, "Write", notes, **fields) == (
+        f"{web.display_path(notes)} holds earlier runs' notes: keep them as they are and add this run's section "
+        f"(## Run <run id>: <goal>) at the end with Edit")
+
+
+def test_a_refreshed_version_no_longer_on_disk_is_named_by_its_path_before_the_numbered_pages(gate, project):
+    refreshed = [{"run": "r1", "command": "refresh", "path": f"md/reefs/web/{name}", "outcome": outcome}
+                 for name, outcome in (("reef.md", "unchanged"), ("census.v2.md", "changed"))]   # v2 deleted since
+    write_ledger(project, EVENTS + refreshed)
+    facts = auditor_prompt(gate, project, write(project, FAITHFUL)).splitlines()[3]
+    assert facts.endswith(" · 0 picks failed · earlier runs' pages refreshed: web/census.v2.md changed [1] unchanged")
+
+
+# --- the gate turned off --------------------------------------------------------------------------------
+
+def test_with_the_gate_off_a_failing_synthesis_passes_and_stderr_says_nothing_was_checked(gate, project, monkeypatch):
+    monkeypatch.setenv("WEB_GATE", "off")
+    path = write(project, FAILING)
+    assert gate("post", captured("posttooluse-write.json", file_path=str(path))) == (
+        0, None, "web.py: hook: the cite-check gate is off (WEB_GATE=off); nothing was checked\n")

@@ -250,3 +250,67 @@ def test_refresh_fetches_the_pages_the_synthesis_cites_and_with_all_every_saved_
     assert run("scrape", extra, "--topic", "s").code == 0            # saved, never cited
     assert [p["url"] for p in run("refresh", "--topic", "s", "--json").json["pages"]] == [url]
     assert [p["url"] for p in run("refresh", "--topic", "s", "--all", "--json").json["pages"]] == [url, extra]
+
+
+# --- wave 2: what a refresh names, records and says as it goes -----------------------------------------------------
+
+def test_a_final_address_given_without_its_scheme_is_the_same_page_not_a_move():
+    assert web.moved_elsewhere("https://a.org/x", "a.org/x") is False
+    assert web.moved_elsewhere("https://a.org/x", "b.org/x") is True
+
+
+def test_a_gone_page_the_synthesis_cites_in_both_versions_lost_what_it_took_from_each(run, fire, md_root):
+    from test_history import A, start_run, synthesis_text, write
+    fire.set_page(A, article(A, '"Every pool held a star" in 2019.'))
+    first, _ = start_run(run)
+    run("scrape", A, "--topic", "s")
+    fire.set_page(A, article(A, '"Most pools held a star" in 2025.'))
+    run("refresh", "--topic", "s", "--all")
+    path = write(md_root / "s" / f"how-do-sea-stars-fare-{TODAY}-synthesis.md", synthesis_text(
+        first, 'In 2019 the page said "Every pool held a star" [1](web/a-org-stars.md).',
+        ['In 2025 it says "Most pools held a star" [1](web/a-org-stars.v2.md).']))
+    fire.set_page(A, captured_reply("notfound.json"))
+    r = run("refresh", "--topic", "s")
+    assert r.out.splitlines() == [
+        "gone       [1] target-status: the site answered 404 Not Found  https://a.org/stars",
+        "           2 quotes and 2 numbers no longer on the live page: 2019, 2025",
+        '           "Every pool held a star"',
+        '           "Most pools held a star"',
+        f"refreshed 1 page cited by {web.display_path(path)}: 1 gone · 2 quotes, 2 numbers no longer on the live page"]
+
+
+def test_refresh_on_a_terminal_names_a_changed_page_by_its_new_version_as_it_settles(run, fire, md_root):
+    refresh_topic(run, fire, md_root, dict(list(PAGES.items())[:2]))
+    fire.set_page("https://changes.org/b", article("https://changes.org/b", "Sea stars regrow arms. 2"))
+    r = run("refresh", "--topic", "s", "--workers", "1", tty=True)
+    assert r.err.splitlines() == ["[1] unchanged  https://same.org/a",
+                                  f"[2] changed  {shown(md_root, 'changes-org-b.v2.md')}"]
+
+
+def test_a_page_now_another_pages_text_says_what_it_lost_and_the_ledger_keeps_that_texts_digest(run, fire, md_root):
+    path, _ = refresh_topic(run, fire, md_root, dict(list(PAGES.items())[:2]))
+    fire.set_page("https://changes.org/b", article("https://changes.org/b", "Sea stars eat mussels at low tide. 1"))
+    r = run("refresh", "--topic", "s")
+    assert r.out.splitlines() == [
+        f"changed    [2] {shown(md_root, 'changes-org-b.md')} (same text as {shown(md_root, 'same-org-a.md')})  "
+        "https://changes.org/b",
+        "           1 quote no longer on the live page",
+        '           "Sea stars regrow lost arms over a year"',
+        "unchanged  [1]",
+        f"refreshed 2 pages cited by {web.display_path(path)}: 1 changed, 1 unchanged · 1 quote, 0 numbers no longer "
+        "on the live page"]
+    store = web.TopicStore(web.Config({"WEB_MD_ROOT": str(md_root)}, box=False), "s")
+    store.refresh()
+    changed = next(e for e in refresh_events(md_root) if e["url"] == "https://changes.org/b")
+    assert (changed["sha256"], changed["lost"]) == (store.sha_of(str(md_root / "s" / "web" / "same-org-a.md")), [1, 0])
+
+
+def test_a_firecrawl_that_wants_a_key_fails_the_refresh_as_an_http_error_and_says_so(run, fire, md_root):
+    path, _ = refresh_topic(run, fire, md_root, dict(list(PAGES.items())[:2]))
+    fire.require_key = "secret"
+    r = run("refresh", "--topic", "s", "--workers", "1")
+    assert (r.code, r.err) == (web.EXIT_CONFIG, "web.py: Firecrawl: wants an API key (HTTP 401) — set FIRECRAWL_API_KEY\n")
+    assert r.out.splitlines() == [
+        "failed     [1] http: Firecrawl: wants an API key (HTTP 401) — set FIRECRAWL_API_KEY  https://same.org/a",
+        "not attempted  https://changes.org/b",
+        f"refreshed 1 page cited by {web.display_path(path)}: 1 failed · 0 quotes, 0 numbers no longer on the live page"]
