@@ -3194,21 +3194,22 @@ def note_facts(store, names, numbers, events=()):
     """{"done": [n…], "need": [{"n", "path", "words"}], "flagged": [{"n", "note", "lines"}]} for the long pages
     among `names` (page files): which have a note, which still need a reader, and which a reader reported
     as holding instructions (from `events`, the ledger); `numbers`: the citation numbers."""
-    done, need, flags = [], [], reader_flags(events)
-    flagged = [{"n": numbers.get(name), "note": display_path(note_path(os.path.join(store.web_dir, name))),
-                "lines": [list(r) for r in flags[name]]} for name in names if name in flags]
+    done, need, flagged, flags = [], [], [], reader_flags(events)
     for name in names:
         path = os.path.join(store.web_dir, name)
-        if not os.path.isfile(path):
+        if not os.path.isfile(path):   # deleted since: no reader to send, no flag to show
             continue
+        if name in flags:
+            flagged.append({"n": numbers.get(name), "note": display_path(note_path(path)),
+                            "lines": [list(r) for r in flags[name]]})
         words, chars = page_size(path)
         state = note_state(path, chars)
         if state == "done":
             done.append(numbers.get(name))
         elif state == "needed":
             need.append({"n": numbers.get(name), "path": display_path(path), "words": words})
-    return {"done": sorted(n for n in done if n), "need": sorted(need, key=lambda e: e["n"] or 0),
-            "flagged": sorted(flagged, key=lambda e: e["n"] or 0)}
+    return {"done": sorted(done), "need": sorted(need, key=lambda e: e["n"]),
+            "flagged": sorted(flagged, key=lambda e: e["n"])}
 
 
 # --- status: where a run stands -------------------------------------------------
@@ -5311,11 +5312,11 @@ def support(sentence, lookup):
 
 def clauses(sentence):
     """[(start, end, pages)] of the parts of a sentence that cite for themselves: cut at `;` (not
-    one inside a quote) and after each run of citations; a part citing nothing joins the next (the
-    last, the one before)."""
+    one inside a quote or a link) and after each run of citations; a part citing nothing joins the next
+    (the last, the one before)."""
     text, at, links = sentence.text, sentence.start, sentence.links
-    cuts = {m.end() for m in re.finditer(";", text)
-            if not any(s - at <= m.start() < e - at for s, e, _ in sentence.quotes)} | {
+    kept = [(s, e) for s, e, _ in sentence.quotes] + [(link.start, link.end) for link in links]
+    cuts = {m.end() for m in re.finditer(";", text) if not any(s - at <= m.start() < e - at for s, e in kept)} | {
         link.end - at for link, after in zip(links, links[1:] + [None])
         if after is None or text[link.end - at:after.start - at].strip(" \t\n,;")}
     parts, start = [], 0
@@ -5324,7 +5325,7 @@ def clauses(sentence):
         if pages:
             parts.append((start, end, pages))
             start = end
-    if parts and start < len(text):
+    if parts:
         parts[-1] = (parts[-1][0], len(text), parts[-1][2])
     return parts
 

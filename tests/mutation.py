@@ -8,12 +8,13 @@ Not a test (pytest does not collect it); mutmut is a development tool, not a req
 
 It copies the project's tracked files to --work (kept, so a second run only tests what changed),
 writes mutmut's setup.cfg there (every function of web.py mutated; the suite, as CI runs it, the
-test command), runs `mutmut run` on all cores, and prints the score and the surviving mutants
-(`mutmut show NAME` in --work shows one). A full run on 2 cores takes longer than a session, so the
-kills are kept in tests/mutation-results.json: a run in a new --work folder keeps them for every
-function whose code is unchanged and tests the rest, survivors included (delete the file to start
-from nothing). Each verdict is saved as it comes, so a run may be stopped at any time; `--report`
-shows and saves what it tested.
+test command) and runs `mutmut run` on all cores, each mutant's tests ordered so that the tests that
+killed its function's other mutants go first. It prints the score and each survivor not judged
+equivalent in tests/mutation-equivalents.tsv (`mutmut show NAME` in --work shows one). The kills are
+kept in tests/mutation-results.json: a run in a new --work folder keeps them for every function whose
+code is unchanged and tests the rest, survivors included (delete the file to start from nothing).
+Each verdict is saved as it comes, so a run may be stopped at any time; `--report` shows and saves
+what it tested; `--retest-survivors` tests the survivors again once new tests are written.
 """
 
 import argparse

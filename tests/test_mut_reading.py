@@ -1,6 +1,8 @@
 """A page-reader's note, the cases mutation testing found untested: a passage whose page has an unpaired
 quote mark of its own, passages that quote a link's target as written (underscores and all) or put a
-comma after an omission, and the one block that tells of both reported instructions and misquotes."""
+comma after an omission, and the one block that tells of both reported instructions and misquotes. And
+status: its whole answer for a later run whose long pages need readers (one put in the topic by hand),
+the pages readers flagged in number order, a topic without a run, and an audited synthesis."""
 
 import os
 
@@ -106,6 +108,16 @@ def test_status_lists_the_pages_their_readers_flagged_by_number(run, topic, late
     assert [line for line in run("status", "--topic", "py").out.splitlines() if line.startswith("flagged")] == [
         f"flagged by its reader: [1] reader-instructions at L30 ({notes[1]})",
         f"flagged by its reader: [3] reader-instructions at L40 ({notes[3]})"]
+
+
+def test_a_flagged_page_deleted_since_is_no_longer_listed(run, topic, later_run):  # noqa: F811
+    shown = later_run[1]
+    for n, line in ((3, 40), (1, 30)):
+        hook(run, "post", reader_answer(topic.parent.parent, flagging_note(line), page=shown[n]))
+    os.remove(topic.parent.parent / shown[3])   # the researcher deleted the page; its note stays
+    note = web.display_path(topic / "web" / "notes" / os.path.basename(shown[1]))
+    assert [line for line in run("status", "--topic", "py").out.splitlines() if line.startswith("flagged")] == [
+        f"flagged by its reader: [1] reader-instructions at L30 ({note})"]
 
 
 def test_status_of_a_topic_without_a_run_says_so_and_how_to_start_one(run, fire):
