@@ -5293,7 +5293,7 @@ def passage_in(words, plain, tokens):
                                 later[first - window + 1:]):
         first += 1   # the shortest window ending here that holds the same words
     breaks = [m.end() for m in re.finditer(r"[.!?] |\n", plain[:tokens[first][0]])]
-    start = max([tokens[window][0]] + breaks[-1:])
+    start = max([tokens[window][0] if window else 0] + breaks[-1:])   # the page's start is a sentence's
     stop = re.compile(r"[.!?](?= )|\n").search(plain, tokens[best_end][1])
     end = stop.end() if stop and stop.end() <= tokens[best_end][1] + 200 else min(len(plain), tokens[best_end][1] + 200)
     passage = plain[start:end].replace("\n", " ").strip()

@@ -1,6 +1,6 @@
 """The hooks in this process, the cases mutation testing found untested: the gate's whole messages and
-what it counts per synthesis and content, the citation-auditor's launch, record and prompt, and the
-writes the hooks refuse or let through."""
+what it counts per synthesis and content, the citation-auditor's launch, record and prompt, the
+writes the hooks refuse or let through, and the line on stderr when the gate is off."""
 
 import hashlib
 import json

@@ -1,14 +1,15 @@
 """The manifest and the run checkpoint, and doctor's checks, where the mutation run found them unpinned: the
 numbers of pages placed by hand, the current version only under Saved sources, the order and outcome of other
-candidates, the blank line before the last refresh; doctor's exit code for each passing check and an md root
-that takes no bytes."""
+candidates, the blank line before the last refresh, the ledger event of the manifest (README: every event has
+run, time, command and round); doctor's exit code for each passing check and an md root that takes no bytes."""
 
 import json
 import os
-import resource
 import signal
 import subprocess
 import sys
+
+import pytest
 
 import web
 from conftest import ROOT
@@ -38,10 +39,12 @@ def test_doctor_json_gives_every_passing_check_exit_code_0_and_no_fix(run, docto
 def _no_bytes_to_files():
     """In the child: every regular file may hold 0 bytes (a disk or quota with no room), and going past that
     is the error EFBIG, not a signal."""
+    import resource
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
 
 
+@pytest.mark.skipif(os.name != "posix", reason="a file-size limit is POSIX's setrlimit")
 def test_doctor_writes_real_bytes_so_an_md_root_with_no_room_is_not_writable(md_root):
     proc = subprocess.run([sys.executable, "-B", os.path.join(ROOT, "web.py"), "doctor", "--json"],
                           capture_output=True, env=dict(os.environ), timeout=30, preexec_fn=_no_bytes_to_files)
@@ -117,3 +120,4 @@ def test_the_ledger_records_the_manifest_with_the_run_and_the_round_gathering_en
     run("manifest", "--topic", "t")
     event = web.read_ledger(md_root / "t" / "web" / "_ledger.jsonl")[-1]
     assert event == {"run": run_id, "time": event["time"], "command": "manifest", "round": 1}
+    assert event["time"].startswith(f"{web.now_utc():%Y-%m-%d}T")
