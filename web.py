@@ -809,14 +809,16 @@ def fuse_hits(outcomes, k=60):
         for hit in outcome["hits"]:
             entry = merged.get(hit["key"])
             if entry is None:
-                entry = merged[hit["key"]] = dict(hit, queries=[], score=0.0, first=len(merged))
+                entry = merged[hit["key"]] = dict(hit, queries=[], positions=[], first=len(merged))
                 entry["engines"] = list(hit["engines"])
             else:
                 entry["position"] = min(entry["position"], hit["position"])
                 entry["engines"] += [e for e in hit["engines"] if e not in entry["engines"]]
             if outcome["query"] not in entry["queries"]:
                 entry["queries"].append(outcome["query"])
-                entry["score"] += 1.0 / (k + hit["position"])
+                entry["positions"].append(hit["position"])
+    for entry in merged.values():   # summed in one order, so that equal positions make an exact tie
+        entry["score"] = sum(1.0 / (k + position) for position in sorted(entry.pop("positions")))
     ordered = sorted(merged.values(), key=lambda e: (-e["score"], e["first"]))
     for rank, entry in enumerate(ordered, 1):
         entry["rank"] = rank
@@ -4377,6 +4379,8 @@ class SourceLookup:
             return None, ("broken-link", "points to a file that does not exist")
         if rel.startswith(f"web/{NOTES_DIR}/"):   # a reader's note is not a source: its page is
             return None, ("cites-note", f"is a page-reader's note: cite the page, web/{rel.rsplit('/', 1)[1]}")
+        if rel.startswith("web/") and ("/" in rel[4:] or rel[4:].startswith(("_", "."))):   # _notes.md, _manifest.md
+            return None, ("not-a-page", "is not a saved page: cite a page of web/ or a corpus file")
         return (rel, None) if rel.endswith(".md") else (None, None)
 
     def body(self, rel):
@@ -5145,9 +5149,15 @@ def cite_check(path, lookup=None, text=None):
 
 
 def never_cited(run_pages, links):
-    """Pages of the run no citation names — nor a broken one is meant for (its error says which)."""
-    cited = {l.rel or l.meant for l in links}
-    return [(0, "never-cited", f"saved source {rel} is never cited") for rel in run_pages if rel not in cited]
+    """Pages of the run no citation names — nor a broken one is meant for (its error says which); a page
+    the run saved in several versions is one source, named by its newest."""
+    cited = {page_base(rel) for rel in (l.rel or l.meant for l in links) if rel}
+    newest = {}
+    for rel in run_pages:
+        if page_version(rel) >= page_version(newest.get(page_base(rel), rel)):
+            newest[page_base(rel)] = rel
+    return [(0, "never-cited", f"saved source {rel} is never cited") for base, rel in newest.items()
+            if base not in cited]
 
 
 def coverage_of(sentences, verdicts, counts, links, run_pages, lookup):

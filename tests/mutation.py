@@ -183,10 +183,12 @@ def report(work):
     others = sorted(k for k, c in tested.items() if c != 0 and c not in KILLED)
     judged = read_equivalents()
     unjudged = [k for k in survivors if judged.get(k, ("",))[0] != hashes.get(function_of(k))]
-    print(f"mutation score: {killed} of {len(tested)} tested killed ({killed / max(1, len(tested)):.1%}); "
-          f"{len(survivors)} survived ({len(survivors) - len(unjudged)} judged equivalent, {len(unjudged)} not "
-          f"judged), {len(others)} reached by no test or suspicious; "
-          f"{len(codes) - len(tested)} of {len(codes)} mutants not tested yet")
+    equivalent = len(survivors) - len(unjudged)
+    print(f"mutation score: {killed} of {len(tested)} tested killed ({killed / max(1, len(tested)):.1%}; "
+          f"{killed / max(1, len(tested) - equivalent):.1%} of those not judged equivalent); "
+          f"{len(survivors)} survived ({equivalent} judged equivalent, {len(unjudged)} not judged), "
+          f"{len(others)} reached by no test or suspicious; {len(codes) - len(tested)} of {len(codes)} mutants "
+          f"not tested yet")
     for mutant in unjudged + others:
         print(f"    {mutant}: {'survived' if mutant in unjudged else 'exit ' + str(codes[mutant])}")
 
@@ -261,7 +263,7 @@ def main():
     parser.add_argument("--report", action="store_true", help="only the score and survivors of the run in --work "
                                                               "(a stopped one too), and its kills saved")
     parser.add_argument("--retest-survivors", action="store_true",
-                        help="test the survivors of the run in --work again, with the tests as they are now")
+                        help="test only the survivors of the run in --work again, with the tests as they are now")
     args = parser.parse_args()
     if importlib.util.find_spec("mutmut") is None:
         sys.exit("mutation: mutmut is not installed here — pip install mutmut pytest into this interpreter")
@@ -270,9 +272,8 @@ def main():
         os.makedirs(args.work, exist_ok=True)
         copy_project(args.work)
         seed_verdicts(args.work)
-        run_mutmut(["run", "--max-children", str(args.max_children)], args.work, env)
-        if args.retest_survivors:   # after the plain run, which tests the mutants of changed functions
-            run_mutmut(["run", "--max-children", str(args.max_children), *survivors(args.work)], args.work, env)
+        again = survivors(args.work) if args.retest_survivors else []   # mutmut given names tests only those
+        run_mutmut(["run", "--max-children", str(args.max_children), *again], args.work, env)
     save_verdicts(args.work)
     report(args.work)
     return 0

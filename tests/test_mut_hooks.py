@@ -273,7 +273,7 @@ def test_a_first_run_may_edit_its_own_notes(run, md_root):
 def test_a_write_that_empties_the_notes_or_has_no_content_is_refused(run, md_root, fields):
     notes = md_root / "t" / "web" / "_notes.md"
     notes.parent.mkdir()
-    notes.write_text("XXXX\n", encoding="utf-8")   # earlier notes, be they a placeholder's four letters
+    notes.write_text("## Run r0: an earlier goal\n\n- kept\n", encoding="utf-8")
     assert denied(run, md_root.parent, "Write", notes, **fields) == (
         f"{web.display_path(notes)} holds earlier runs' notes: keep them as they are and add this run's section "
         f"(## Run <run id>: <goal>) at the end with Edit")
