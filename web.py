@@ -33,6 +33,7 @@ MAX_PAGES = 5            # SearXNG pages fetched per query at most
 MAX_QUERY_CHARS = 1000
 MAX_URL_CHARS = 4096
 MAX_CANDIDATES = 1000
+HEADER_VALUE_CHARS = 1000   # a page's title, site, relevance … in its header: the whole header stays in 64 KiB
 FROM_CAP = 64 * 1024 * 1024   # bytes of a --from file: 1,000 candidates take far less
 SNIPPET_CHARS = 300
 MIN_WORDS = 20           # fewer words than this: the page counts as empty
@@ -1102,8 +1103,8 @@ def render_header(source, query, fetched, relevance, extra=()):
     """The provenance header: the five fixed lines, with extra `key: value` lines before NOTE. Each
     line but NOTE ends in two spaces, a hard line break: a markdown preview shows one field a line."""
     lines = [f"> source: {one_line(source)}", f"> query: {one_line(query) or '(none)'}",
-             f"> fetched: {fetched}", f"> relevance: {one_line(relevance) or '(none)'}"]
-    lines += [f"> {key}: {one_line(value)}" for key, value in extra if one_line(value)]
+             f"> fetched: {fetched}", f"> relevance: {shorter(one_line(relevance), HEADER_VALUE_CHARS) or '(none)'}"]
+    lines += [f"> {key}: {shorter(one_line(value), HEADER_VALUE_CHARS)}" for key, value in extra if one_line(value)]
     return "".join(f"{line}  \n" for line in lines) + NOTE_LINE + "\n\n"
 
 

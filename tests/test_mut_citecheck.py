@@ -1,6 +1,7 @@
 """What the mutation run found that no cite-check test held: how a synthesis is cut into blocks, sentences and
 `;`-clauses, which words a block quote quotes, who a quote is credited to, how a derived number is recomputed
-and shown, which passage of a page is shown beside a sentence, and what the review list and --json give. Each
+and shown, which passage of a page is shown beside a sentence (with its "…" when it starts past the page's first
+character), a number with three digits before its comma, and what the review list and --json give. Each
 test pins the message, warning or review line a writer (or Claude) reads."""
 
 import pytest
@@ -295,3 +296,25 @@ def test_a_long_sentence_is_cut_200_characters_past_the_last_word_it_shares_even
     page = f"# Survey notes\n\nReefs recovered within two seasons{tail}. Divers agreed.\n"
     answer = cite_check_with_page(run, md_root, f"- Reefs recovered within two seasons {KO4}.", page, "--json").json
     assert passage_for(answer, 12) == {"4": f"Reefs recovered within two seasons{tail}…"}
+
+
+# --- numbers written with a three-digit first group ----------------------------------------------------------
+
+@pytest.mark.parametrize("on_page", ["248\u2009500", "248500", "248,500"])
+def test_a_number_with_three_digits_before_its_comma_is_found_however_the_page_groups_it(check, on_page):
+    census = f"{HEADER.format('census.example')}# City census 2020\n\nThe census of 2020 counted {on_page} residents.\n"
+    result = check(synthesis(f"- The census counted 248,500 residents {CENSUS2}."),
+                   pages=dict(PAGES, **{"web/census.md": census}))
+    assert result.errors == [] and result.coverage["numbers"]["verified"] == 1
+
+
+# --- the passage of a page without spaces ----------------------------------------------------------------------
+
+DIVES = "今年夏天潜水员在北方海域记录了每一次下潜并拍摄了每条样带的照片以便后来"   # 35 characters, none of the claim's
+
+
+def test_a_passage_that_leaves_out_a_pages_first_character_starts_with_an_ellipsis(run, md_root):
+    # each Chinese character is a word: the 40 words before 复 start at the page's second character
+    page = f"甲{DIVES}珊瑚礁恢复。其后资金用完了。\n"
+    answer = cite_check_with_page(run, md_root, f"- 珊瑚礁恢复 {KO4}.", page, "--json").json
+    assert passage_for(answer, 12) == {"4": f"…{DIVES}珊瑚礁恢复。其后资金用完了。"}

@@ -3,14 +3,19 @@ first part is a path before a port is not "fixed" into a URL of another host, a 
 start of a body (its first 800 bytes of text at most), a --from file larger than 64 MiB is refused, and a page
 put in a topic's web/ folder by hand still gets its citation number in a search; the waits between retries
 (0.25–0.5 s, then doubling, as README says), a rate limit's status in search --json and its kind in
-scrape --json, and how far into a mislabelled answer web.py looks for JSON."""
+scrape --json, and how far into a mislabelled answer web.py looks for JSON; SearXNG's other wrong answers (a 403
+with or without a type, a 404, a body that is not JSON, a refusal whose JSON is a list) as one line each with
+their status in search --json; a goal's file name at exactly 80 characters; and long Chinese pages whose
+characters cross byte 65,536, the end of the part read for a page's header."""
 
 import json
 import random
 import shutil
 
+import pytest
+
 import web
-from standins import Reply, make_hit
+from standins import Reply, make_hit, page_body
 
 
 # --- URLs typed by hand ---------------------------------------------------------------------------
@@ -134,3 +139,100 @@ def test_an_answer_sent_as_html_is_read_as_json_when_its_first_64_bytes_show_jso
     assert (r.code, r.out) == (web.EXIT_CONFIG, "")
     assert r.err == ("web.py: SearXNG: answered 200 text/html to format=json — enable json under search.formats in "
                      "its settings.yml (or a proxy/login page is in front of it)\n")
+
+
+# --- SearXNG's wrong answers: one line each, and the HTTP status in search --json -----------------------------
+
+JSON_OFF_FIX = "enable json under search.formats in its settings.yml (or a proxy/login page is in front of it)"
+NOT_JSON_FIX = "is something else answering on that port (a proxy or a login page)?"
+
+
+def failed_search(run, searx, reply):
+    """search --json for one query SearXNG answers with `reply`: (exit code, stderr, the answer's errors)."""
+    searx.fail_next(reply)
+    r = run("search", "tide pools", "--json")
+    assert r.json["ok"] is False and r.json["results"] == []
+    return r.code, r.err, r.json["errors"]
+
+
+@pytest.mark.parametrize("content_type, shown", [("text/html", "text/html"), (None, "without a type")])
+def test_a_403_names_its_content_type_and_search_json_gives_its_status(run, searx, content_type, shown):
+    line = f"SearXNG: answered 403 {shown} to format=json — {JSON_OFF_FIX}"
+    assert failed_search(run, searx, Reply(403, "<html>Forbidden</html>", content_type=content_type)) == (
+        web.EXIT_CONFIG, f"web.py: {line}\n", [{"q": 1, "status": 403, "error": line}])
+
+
+def test_a_404_from_something_else_on_the_port_keeps_its_status_in_search_json(run, searx):
+    line = (f"SearXNG: {searx.url}/search answered HTTP 404: 'Not Found' — something else answers there: "
+            f"check SEARXNG_URL")
+    assert failed_search(run, searx, Reply(404, "Not Found", content_type="text/plain")) == (
+        web.EXIT_UNEXPECTED, f"web.py: {line}\n", [{"q": 1, "status": 404, "error": line}])
+
+
+@pytest.mark.parametrize("status, content_type", [(200, "application/json"), (400, "text/html")])
+def test_an_answer_that_is_not_json_is_named_as_searxngs_with_its_start(run, searx, status, content_type):
+    # a body labelled JSON that is not, and a refusal (400) written as a page: neither is "json is off"
+    line = f"SearXNG: sent something that is not JSON (HTTP {status}): 'Bad Request, try later' — {NOT_JSON_FIX}"
+    assert failed_search(run, searx, Reply(status, "Bad Request, try later", content_type=content_type)) == (
+        web.EXIT_UNEXPECTED, f"web.py: {line}\n", [{"q": 1, "status": None, "error": line}])
+
+
+def test_a_refusal_whose_json_is_not_an_object_is_quoted_as_sent(run, searx):
+    line = ("SearXNG: refused the query 'tide pools': [\"Invalid value for parameter pageno\"] — check the query "
+            "and the --categories/--language/--time-range values")
+    assert failed_search(run, searx, Reply(400, ["Invalid value for parameter pageno"])) == (
+        web.EXIT_USAGE, f"web.py: {line}\n", [{"q": 1, "status": 400, "error": line}])
+
+
+# --- a goal's file name ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("goal, stem", [
+    # 80 characters as a slug: every word is kept, the small ones too
+    ("how do the tide pools of the north pacific coast alter when the winter gales hit",
+     "how-do-the-tide-pools-of-the-north-pacific-coast-alter-when-the-winter-gales-hit"),
+    # 81: the small words go first
+    ("how do the tide pools of the north pacific coast change when the winter gales end",
+     "how-tide-pools-north-pacific-coast-change-when-winter-gales-end"),
+])
+def test_a_goal_that_fits_80_characters_names_its_synthesis_with_every_word(run, md_root, goal, stem):
+    r = run("init", goal, "--topic", "t", "--json")
+    assert (r.code, r.err) == (web.EXIT_OK, "")
+    assert r.json["synthesis"] == f"{md_root}/t/{stem}-{web.now_utc():%Y-%m-%d}-synthesis.md"
+
+
+# --- long pages in a script of several bytes a character ------------------------------------------------------
+
+ZH = "珊瑚礁在两个季节内恢复了"   # 12 characters of 3 bytes each
+
+
+def test_long_chinese_pages_are_saved_and_known_again_wherever_a_character_crosses_byte_65536(
+        run, fire, md_root):
+    # three pages whose headers differ by a byte: in two of them a character crosses byte 65,536 of the file
+    urls = ["https://zh.example/1", "https://zh.example/12", "https://zh.example/123"]
+    for n, url in enumerate(urls, 1):
+        fire.set_page(url, page_body(url, f"# 珊瑚礁调查第{n}号\n\n{ZH * 2000}\n", title="珊瑚礁"))
+    first = run("scrape", *urls, "--topic", "t")
+    again = run("scrape", *urls, "--topic", "t")
+    assert (first.code, first.err, again.code) == (web.EXIT_OK, "", web.EXIT_OK)
+    assert first.out.splitlines() == [
+        f"saved    [{n}] {md_root}/t/web/{page}.md  (24010 words, long: page-reader)  {url}"
+        for n, page, url in zip((1, 2, 3), ("zh-example-1", "zh-example-12", "zh-example-123"), urls)]
+    assert again.out.splitlines() == [f"skipped  already saved: {md_root}/t/web/{page}.md  {url}"
+                                      for page, url in zip(("zh-example-1", "zh-example-12", "zh-example-123"), urls)]
+
+
+# --- a page's header --------------------------------------------------------------------------------------
+
+def test_a_page_with_a_huge_title_keeps_its_header_whole_and_is_known_as_the_short_page_it_is(run, fire, md_root):
+    # a page's title is its own: 77,000 characters of it would push the header's later fields past the
+    # 64 KiB read back, and the header would count as page text
+    url = "https://a.org/huge-title"
+    fire.set_page(url, page_body(url, "# Tide pools\n\n" + " ".join(f"word{i}" for i in range(40)) + "\n",
+                                 title="Tide " * 15400, siteName="Coastal Notes"))
+    assert run("scrape", url, "--topic", "t").code == 0
+    text = (md_root / "t" / "web" / "a-org-huge-title.md").read_text("utf-8")
+    header = dict(line[2:].rstrip().split(": ", 1) for line in text.split(web.NOTE_LINE)[0].splitlines() if line)
+    assert header["title"] == ("Tide " * 200)[:999] + "…" and header["site"] == "Coastal Notes"
+    page = md_root / "t" / "web" / "a-org-huge-title.md"
+    assert run("outline", page).out.splitlines()[0] == (
+        f"{web.display_path(page)}: 13 lines, 43 words · main text: lines 11–13 (header 1–9)")
