@@ -4846,8 +4846,8 @@ def quote_problems(verdicts, lookup):
         elif verdict == "no_citation":
             where = ""
             if detail:
-                number = lookup.number_of(detail)
-                where = f"; it is in {detail}" + (f": cite it as [{number}]({detail})" if number else "")
+                label = lookup.label_of(detail)
+                where = f"; it is in {detail}" + (f": cite it as [{label}]({detail})" if label else "")
             problems.append((sentence.line, "quote-no-citation",
                              f"quote \"{shown_quote(passage)}\" has no citation{where}"))
     return problems

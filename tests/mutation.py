@@ -207,11 +207,12 @@ def killers_first(function, tests, kills_log):
             for line in handle:
                 killed_function, _, test = line.rstrip("\n").partition("\t")
                 if killed_function == function:
+                    test = test.split("[")[0]   # a parametrized test's cases share its kills
                     kills[test] = kills.get(test, 0) + 1
     except FileNotFoundError:
         pass
     position = {test: i for i, test in enumerate(tests)}
-    return sorted(tests, key=lambda test: (-kills.get(test, 0), position[test]))
+    return sorted(tests, key=lambda test: (-kills.get(test.split("[")[0], 0), position[test]))
 
 
 def mutmut_with_killers_first(args):
