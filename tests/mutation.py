@@ -10,9 +10,9 @@ It copies the project's tracked files to --work (kept, so a second run only test
 writes mutmut's setup.cfg there (every function of web.py mutated; the suite, as CI runs it, the
 test command) and runs `mutmut run` on all cores, each mutant's tests ordered so that the tests that
 killed its function's other mutants go first. It prints the score and each survivor not judged
-equivalent in tests/mutation-equivalents.tsv (`mutmut show NAME` in --work shows one). The kills are
-kept in tests/mutation-results.json: a run in a new --work folder keeps them for every function whose
-code is unchanged and tests the rest, survivors included (delete the file to start from nothing).
+equivalent in tests/mutation-equivalents.tsv (`mutmut show NAME` in --work shows one). The verdicts
+are kept in tests/mutation-results.json: a run in a new --work folder keeps them for every function whose
+code is unchanged and tests the rest (delete the file to start from nothing).
 Each verdict is saved as it comes, so a run may be stopped at any time; `--report` shows and saves
 what it tested; `--retest-survivors` tests the survivors again once new tests are written.
 """
@@ -119,23 +119,26 @@ def meta_path(work):
 
 
 def seed_verdicts(work):
-    """A new --work folder starts from the kills recorded in tests/mutation-results.json: mutmut keeps
-    them for every function whose code is unchanged, and tests the rest, survivors included, again."""
+    """A new --work folder starts from the verdicts recorded in tests/mutation-results.json: mutmut keeps
+    them for every function whose code is unchanged and tests the rest (--retest-survivors: the survivors
+    too, once new tests are written)."""
     if os.path.exists(meta_path(work)) or not os.path.exists(RESULTS):
         return
     with open(RESULTS, encoding="utf-8") as handle:
         kept = json.load(handle)
+    verdicts = dict(kept["killed"], **{mutant: 0 for mutant in kept.get("survived", [])})
     os.makedirs(os.path.dirname(meta_path(work)), exist_ok=True)
     with open(meta_path(work), "w", encoding="utf-8") as handle:
-        json.dump({"exit_code_by_key": kept["killed"], "hash_by_function_name": kept["hash_by_function_name"],
+        json.dump({"exit_code_by_key": verdicts, "hash_by_function_name": kept["hash_by_function_name"],
                    "type_check_error_by_key": {}, "durations_by_key": {}, "estimated_durations_by_key": {}}, handle)
 
 
 def save_verdicts(work):
-    """The kills of this run, for the next: tests/mutation-results.json (a full run is longer than a session)."""
+    """This run's verdicts, for the next: tests/mutation-results.json (a full run is longer than a session)."""
     verdicts = read_meta(work)
+    codes = sorted(verdicts["exit_code_by_key"].items())
     kept = {"mutmut": "3.8.1", "hash_by_function_name": verdicts["hash_by_function_name"],
-            "killed": {k: v for k, v in sorted(verdicts["exit_code_by_key"].items()) if v in KILLED}}
+            "killed": {k: v for k, v in codes if v in KILLED}, "survived": [k for k, v in codes if v == 0]}
     with open(RESULTS + ".tmp", "w", encoding="utf-8") as handle:
         json.dump(kept, handle, indent=0, sort_keys=True)
         handle.write("\n")
