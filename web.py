@@ -4120,7 +4120,7 @@ def _quote_depth(text):
 def _table_header(reading, lineno):
     """A table's delimiter row: the line above it is the header (read for its quotes only); the lines below are rows."""
     last = reading.blocks[-1] if reading.blocks else None
-    if last is not None and last.line_at(len(last.text)) == lineno - 1:
+    if last is not None and last.kind != "heading" and last.line_at(len(last.text)) == lineno - 1:   # as in GFM
         above = last.text.rsplit("\n", 1)
         if "|" in above[-1] and len(above) == 1:
             last.kind = "header"
