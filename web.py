@@ -5253,11 +5253,11 @@ def word_key(token):
 
 
 def content_words(text):
-    """The words that carry a sentence's meaning: numbers, CJK characters, other words of 3+ letters
-    that are not stop words; as word keys."""
+    """The words that carry a sentence's meaning: numbers, CJK characters (not the ideographic space or
+    punctuation, U+3000–303F), other words of 3+ letters that are not stop words; as word keys."""
     words = set()
     for token in TOKEN.findall(text.casefold()):
-        if token.isdigit() or "\u3000" <= token[0] <= "\u9fff" or (len(token) >= 3 and token not in STOPWORDS):
+        if token.isdigit() or "\u3040" <= token[0] <= "\u9fff" or (len(token) >= 3 and token not in STOPWORDS):
             words.add(word_key(token))
     return words
 
