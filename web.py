@@ -4628,9 +4628,10 @@ def shown_result(written, percent, result):
 
 
 def stated_numbers(text):
-    """([(written, sign, derived (percent, expression) or None)], [ISO dates], orphan (= …) count) of
-    a sentence, its citations, URLs and quotations already blanked out; full-width digits read as ASCII."""
-    text = text.translate(FULL_WIDTH_DIGITS)
+    """([(written, sign, derived (percent, expression, as written) or None)], [ISO dates], orphan (= …)
+    count) of a sentence, its citations, URLs and quotations already blanked out; full-width digits read
+    as ASCII. An expression is read with its ISO dates blanked (a date is no arithmetic), shown as written."""
+    written = text = text.translate(FULL_WIDTH_DIGITS)
     dates = ISO_DATE.findall(text)
     text = ISO_DATE.sub(lambda m: " " * len(m.group(0)), text)
     numbers, owned, factors = [], set(), set()
@@ -4643,8 +4644,8 @@ def stated_numbers(text):
             if derived.group(1) == "%":   # × 100 turns a fraction into the percentage: no page holds it
                 factors |= {derived.start(2) + (m.start(1) if m.group(1) else m.start(2))
                             for m in PERCENT_FACTOR.finditer(derived.group(2))}
-        numbers.append((match.group(2), match.group(1), (derived.group(1) == "%", derived.group(2))
-                        if derived else None))
+        numbers.append((match.group(2), match.group(1), (derived.group(1) == "%", derived.group(2),
+                                                         written[derived.start(2):derived.end(2)]) if derived else None))
     orphans = sum(1 for m in re.finditer(r"\(=", text) if m.start() not in owned)
     return numbers, dates, orphans
 
@@ -4918,7 +4919,7 @@ def number_checks(sentences, lookup, answer):
                         f"gives {shown_result(written, derived[0], result)}"
                     number = written + ("%" if derived[0] else "")
                     problems.append((kind, sentence.line, "wrong-derivation",
-                                     f"derived number {number}: (= {derived[1].strip()}) {got}"))
+                                     f"derived number {number}: (= {derived[2].strip()}) {got}"))
             elif {sign.replace("−", "-") + v if sign else v for v in number_values(written)} & known:
                 counts["verified"] += 1
             else:

@@ -176,3 +176,9 @@ def test_an_unchecked_quote_is_shown_up_to_80_characters(run, md_root):
 def test_the_ideographic_space_and_cjk_punctuation_are_no_content_words():
     # a sentence's share of words its page holds counts 海, 洋, 珊, 瑚: not 　 (U+3000), 、 or 「」
     assert web.content_words("「海洋　珊瑚」、") == web.content_words("海洋珊瑚") == {web.word_key(c) for c in "海洋珊瑚"}
+
+
+def test_a_derivation_holding_dates_is_shown_as_written(check):
+    result = check(synthesis(f"- Colonies grew by 260 (= 1,240 on 2019-06-01 − 980 on 2017-06-01) {REEF1}."))
+    assert [e for e in result.errors if e[1] == "wrong-derivation"] == [(12, "wrong-derivation", (
+        "derived number 260: (= 1,240 on 2019-06-01 − 980 on 2017-06-01) is not arithmetic"))]
