@@ -4197,7 +4197,7 @@ def sentence_spans(text, quotes, cites=()):
     spans, start = [], 0
     for match in SENTENCE_END.finditer(text):
         glued = not text[match.end() - 1].isspace() and text[match.start()] in ".!?"
-        if any(s < match.start() and match.end() <= e for s, e, _ in quotes) or \
+        if any(s < match.start() and match.end() < e for s, e, _ in quotes) or \
                 (text[match.start()] == "." and _abbreviation(text, match.start())) or \
                 (glued and not any(s == match.end() for s, _ in cites)):
             continue

@@ -7,9 +7,10 @@ cell), which sentence a citation or footnote reference starting the next sentenc
 (= …) derivation owns (two in a sentence, one nested in another), and how an unchecked quote is shown. Each
 test pins the errors, coverage or report lines a writer (or Claude) reads."""
 
-import web
+import pytest
 
-from test_citecheck import CENSUS2, QUOTE, REEF1, synthesis, topic_on_disk
+import web
+from test_citecheck import CENSUS2, QUOTE, REEF1, cite_check_json, synthesis, topic_on_disk
 from test_mut_citecheck import check   # noqa: F401 (a fixture)
 
 NO_QUOTES = {"verified": 0, "not_found": 0, "no_citation": 0, "exempt": 0}
@@ -182,3 +183,17 @@ def test_a_derivation_holding_dates_is_shown_as_written(check):
     result = check(synthesis(f"- Colonies grew by 260 (= 1,240 on 2019-06-01 − 980 on 2017-06-01) {REEF1}."))
     assert [e for e in result.errors if e[1] == "wrong-derivation"] == [(12, "wrong-derivation", (
         "derived number 260: (= 1,240 on 2019-06-01 − 980 on 2017-06-01) is not arithmetic"))]
+
+
+@pytest.mark.parametrize("findings, first, second", [
+    ('- Lopez said "the recovery was faster than any model had predicted."[1](web/reef.md) The census counted '
+     "48,500 residents.", 'Lopez said "the recovery was faster than any model had predicted."[1]',
+     "The census counted 48,500 residents."),
+    ("- 研究人员说：“珊瑚礁在两个季节内恢复了。”调查记录了许多新的珊瑚群落 [3](web/zh.md)。", "研究人员说：“珊瑚礁在两个季节内恢复了。”",
+     "调查记录了许多新的珊瑚群落 [3]。"),
+])
+def test_a_quotation_ending_its_own_sentence_ends_it_though_nothing_spaces_it_from_the_next(run, md_root, findings,
+                                                                                          first, second):
+    # the auditor is given each sentence with its passages: two sentences here, not one
+    _, answer = cite_check_json(run, md_root, findings)
+    assert [s["text"] for s in answer["sentences"] if s["line"] == 12] == [first, second]
