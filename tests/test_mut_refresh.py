@@ -252,7 +252,7 @@ def test_refresh_fetches_the_pages_the_synthesis_cites_and_with_all_every_saved_
     assert [p["url"] for p in run("refresh", "--topic", "s", "--all", "--json").json["pages"]] == [url, extra]
 
 
-# --- wave 2: what a refresh names, records and says as it goes -----------------------------------------------------
+# --- what a refresh names, records and says as it goes -----------------------------------------------------------
 
 def test_a_final_address_given_without_its_scheme_is_the_same_page_not_a_move():
     assert web.moved_elsewhere("https://a.org/x", "a.org/x") is False
