@@ -383,7 +383,8 @@ def parse_json(resp, service):
     import json
     try:
         text = resp.body.decode("utf-8")
-        resp.body = resp.body[:800]   # enough for error messages
+        start = re.match(rb"\s*", resp.body).end()   # found without a copy of the whole body
+        resp.body = resp.body[start:start + 800]   # enough for error messages
         return json.loads(text)
     except ValueError:
         raise Failure(EXIT_UNEXPECTED, service,
@@ -474,10 +475,21 @@ def _ipv4_from_text(host):
     return ipaddress.IPv4Address(value)
 
 
+def host_as_firecrawl_reads_it(host):
+    """The host as a WHATWG URL parser (Node's: Firecrawl's) reads it: percent-decoded, then full-width
+    characters and dots mapped to ASCII (%31%32%37.0.0.1 and １２７。０。０。１ are 127.0.0.1 to it)."""
+    from urllib.parse import unquote
+    host = unquote(host)
+    try:
+        return host.encode("idna").decode("ascii").lower()
+    except UnicodeError:   # no name IDNA takes (an empty or 64-character label): judged as written
+        return host.lower()
+
+
 def is_private_host(host, box_host):
     """True for hosts a page must never send the scraper to, judged from the text alone."""
     import ipaddress
-    host = host.lower().rstrip(".")
+    host = host_as_firecrawl_reads_it(host).rstrip(".")
     if host in ("localhost", box_host.lower()) or host.endswith((".localhost", ".local", ".internal")):
         return True
     address = _ipv4_from_text(host)
@@ -969,12 +981,12 @@ SUSPICIONS = {   # flag: its (pattern, anchors) groups; a group's pattern runs o
                     rb"above|earlier|preceding|system)?\s*(instructions|prompts?)\b|\bnew instructions\s*:|"
                     rb"\b(reveal|print|show|output|repeat|leak)\s+(your|the)\s+(system\s+prompt|initial\s+prompt|"
                     rb"instructions)\b"), (b"instruction", b"prompt")),
-        (re.compile(rb"\byou are now\s+(an?\s+|in\s+|no\s+longer\b|dan\b|free\b|unrestricted\b|jailbroken\b)|"
-                    rb"\byou must now\s+(act|behave|obey|respond|answer|reply|pretend|ignore|forget|disregard|reveal|"
-                    rb"comply|only|always|never|speak|say|state|tell|output)\b|\bfrom now on,?\s+you\b|"
+        (re.compile(rb"\byou\s+are\s+now\s+(an?\s+|in\s+|no\s+longer\b|dan\b|free\b|unrestricted\b|jailbroken\b)|"
+                    rb"\byou\s+must\s+now\s+(act|behave|obey|respond|answer|reply|pretend|ignore|forget|disregard|reveal|"
+                    rb"comply|only|always|never|speak|say|state|tell|output)\b|\bfrom\s+now\s+on,?\s+you\b|"
                     rb"\bif\s+you\s+are\s+an?\s+(ai|llm|chatbot|(large\s+)?language\s+model)\b|"
                     rb"\byou\s+are\s+an?\s+(ai|llm|chatbot|(large\s+)?language\s+model)\b" + AI_REQUEST),
-         (b"you are ", b"you must now", b"from now on")),
+         (re.compile(rb"you\s+(?:are\s|must\s+now)"), re.compile(rb"from\s+now\s+on"))),   # a line may wrap in them
         (re.compile(rb"(" + AI_ADDRESS + rb")" + AI_REQUEST + rb"|" + AI_VOCATIVE + rb"|"
                     rb"\bif\s+you('re|\xe2\x80\x99re)\s+an?\s+(" + AI_READER + rb")"),
          (b"assistant", b"agent", b"model", b"llm", b"summari", b"claude")),
@@ -1055,7 +1067,11 @@ def anchor_windows(lowered, anchors, reach):
 
 
 def occurrences(data, part):
-    """(start, end) of each place `part` is in `data`, in order."""
+    """(start, end) of each place `part` is in `data`, in order: bytes, or a pattern of words (found as
+    fast: its literal start is searched first)."""
+    if not isinstance(part, bytes):
+        yield from (match.span() for match in part.finditer(data))
+        return
     at = data.find(part)
     while at >= 0:
         yield at, at + len(part)
@@ -1102,7 +1118,7 @@ def one_line(value):
 def render_header(source, query, fetched, relevance, extra=()):
     """The provenance header: the five fixed lines, with extra `key: value` lines before NOTE. Each
     line but NOTE ends in two spaces, a hard line break: a markdown preview shows one field a line."""
-    lines = [f"> source: {one_line(source)}", f"> query: {one_line(query) or '(none)'}",
+    lines = [f"> source: {one_line(source)}", f"> query: {shorter(one_line(query), HEADER_VALUE_CHARS) or '(none)'}",
              f"> fetched: {fetched}", f"> relevance: {shorter(one_line(relevance), HEADER_VALUE_CHARS) or '(none)'}"]
     lines += [f"> {key}: {shorter(one_line(value), HEADER_VALUE_CHARS)}" for key, value in extra if one_line(value)]
     return "".join(f"{line}  \n" for line in lines) + NOTE_LINE + "\n\n"
@@ -1113,12 +1129,13 @@ def split_saved(text):
     fields, offset = {}, 0
     while True:
         end = text.find("\n", offset)
-        line = text[offset:] if end < 0 else text[offset:end]
+        line = (text[offset:] if end < 0 else text[offset:end]).removesuffix("\r")   # CRLF: git on Windows
         if not line.startswith("> "):
             return fields, text
         offset = len(text) if end < 0 else end + 1
         if line == NOTE_LINE:
-            return fields, text[offset + 1:] if text.startswith("\n", offset) else text[offset:]
+            blank = re.match(r"\r?\n", text[offset:offset + 2])
+            return fields, text[offset + (blank.end() if blank else 0):]
         key, _, value = line[2:].partition(": ")
         fields.setdefault(key.strip().lower(), value.rstrip(" "))   # the hard line break of newer pages
 
@@ -4640,12 +4657,13 @@ def stated_numbers(text):
             continue
         derived = DERIVED.match(text, match.end())
         if derived:
-            owned.add(text.index("(=", derived.start()))
+            opening = text.index("(=", derived.start())   # the expression is shown from here: a blanked date may lead it
+            owned.add(opening)
             if derived.group(1) == "%":   # × 100 turns a fraction into the percentage: no page holds it
                 factors |= {derived.start(2) + (m.start(1) if m.group(1) else m.start(2))
                             for m in PERCENT_FACTOR.finditer(derived.group(2))}
         numbers.append((match.group(2), match.group(1), (derived.group(1) == "%", derived.group(2),
-                                                         written[derived.start(2):derived.end(2)]) if derived else None))
+                                                         written[opening + 2:derived.end(2)]) if derived else None))
     orphans = sum(1 for m in re.finditer(r"\(=", text) if m.start() not in owned)
     return numbers, dates, orphans
 

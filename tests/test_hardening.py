@@ -89,6 +89,9 @@ BAD_URLS = [
     # refused before any request is made (and the loopback guard refuses a connection to any of them)
     ("http://localhost:8080/", PRIVATE), ("http://10.10.20.37:3002/", PRIVATE),
     ("http://192.168.0.1/", PRIVATE), ("http://metadata.google.internal/", PRIVATE),
+    # written the ways a WHATWG parser (Node's, so Firecrawl's) reads as 127.0.0.1: percent-encoded, full-width
+    ("http://%31%32%37.0.0.1/", PRIVATE), ("http://127.1%2e/", PRIVATE), ("http://%30x7f.1/", PRIVATE),
+    ("http://１２７.０.０.１/", PRIVATE), ("http://127。0。0。1/", PRIVATE), ("http://ｌｏｃａｌｈｏｓｔ/", PRIVATE),
 ]
 
 

@@ -177,6 +177,14 @@ def test_an_answer_that_is_not_json_is_named_as_searxngs_with_its_start(run, sea
         web.EXIT_UNEXPECTED, f"web.py: {line}\n", [{"q": 1, "status": None, "error": line}])
 
 
+def test_an_answer_that_is_not_json_is_quoted_from_its_first_text_however_many_blank_lines_lead_it(run, searx):
+    # a login page a proxy pads with blank lines: the message quotes its text, not the padding
+    line = f"SearXNG: sent something that is not JSON (HTTP 200): '<html>Sign in to the proxy' — {NOT_JSON_FIX}"
+    reply = Reply(200, "\n" * 1000 + "<html>Sign in\n    to the proxy", content_type="application/json")
+    assert failed_search(run, searx, reply) == (web.EXIT_UNEXPECTED, f"web.py: {line}\n",
+                                                [{"q": 1, "status": None, "error": line}])
+
+
 def test_a_refusal_whose_json_is_not_an_object_is_quoted_as_sent(run, searx):
     line = ("SearXNG: refused the query 'tide pools': [\"Invalid value for parameter pageno\"] — check the query "
             "and the --categories/--language/--time-range values")
