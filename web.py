@@ -254,7 +254,11 @@ def _read_body(resp, deadline, cap):
         if not chunk:
             break
         if inflate:
-            chunk = inflate.decompress(chunk, cap + 1 - size)
+            try:
+                chunk = inflate.decompress(chunk, cap + 1 - size)
+            except zlib.error:
+                raise Failure(EXIT_UNEXPECTED, "", "sent a body labelled gzip that is not gzip",
+                              "is something else answering on that port (a proxy)?")
         size += len(chunk)
         if size > cap:
             raise Failure(EXIT_UNEXPECTED, "", f"response too large (over {cap // 1048576} MB)",

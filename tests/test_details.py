@@ -6,6 +6,7 @@ import json
 import os
 import sys
 import time
+import zlib
 
 import pytest
 from standins import Reply, captured_reply, make_hit, page_body, article_markdown
@@ -24,6 +25,16 @@ def test_a_gzip_body_exactly_at_the_cap_is_accepted_and_one_byte_more_is_not(run
     r = run("search", "q")
     assert r.code == web.EXIT_UNEXPECTED and r.err == ("web.py: SearXNG: response too large (over 5 MB) — the page "
                                                        "is bigger than web.py accepts\n")
+
+
+@pytest.mark.parametrize("body", [b"\x1f\x8b\x08\x00 not a gzip stream", zlib.compress(b'{"results": []}')],
+                         ids=["corrupt-gzip", "zlib-labelled-gzip"])
+def test_a_body_labelled_gzip_that_is_not_is_one_line_not_a_crash(run, searx, body):
+    searx.fail_next(Reply(200, body, headers={"Content-Encoding": "gzip"}))
+    r = run("search", "q")
+    assert (r.code, r.err) == (web.EXIT_UNEXPECTED, "web.py: SearXNG: sent a body labelled gzip that is not gzip — "
+                                                    "is something else answering on that port (a proxy)?\n")
+    assert len(searx.requests) == 1
 
 
 def test_a_retry_after_date_in_the_past_means_now():
