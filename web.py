@@ -382,6 +382,20 @@ def _final_failure(service, base, problem, attempts, timeout, setting):
                    "the service is failing: check its logs on the webtools box", kind="http", status=status)
 
 
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def without_lone_surrogates(value):
+    """JSON's \\ud83c may stand alone (an emoji cut in two): as U+FFFD it can be printed and saved as UTF-8."""
+    if isinstance(value, str):
+        return LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [without_lone_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {without_lone_surrogates(k): without_lone_surrogates(v) for k, v in value.items()}
+    return value
+
+
 def parse_json(resp, service):
     """The JSON body; the raw bytes are let go first, so a big page is never held three times."""
     import json
@@ -389,7 +403,8 @@ def parse_json(resp, service):
         text = resp.body.decode("utf-8")
         start = re.match(rb"\s*", resp.body).end()   # found without a copy of the whole body
         resp.body = resp.body[start:start + 800]   # enough for error messages
-        return json.loads(text)
+        value = json.loads(text)
+        return without_lone_surrogates(value) if re.search(r"\\u[dD][89a-fA-F]", text) else value
     except ValueError:
         raise Failure(EXIT_UNEXPECTED, service,
                       f"sent something that is not JSON (HTTP {resp.status}): {resp.text_start()!r}",
@@ -6142,7 +6157,8 @@ def build_parser():
             bad = re.match(r"argument (-[\w-]+)(?:/-\w+)?: (.*?) — (.*)$", message)
             if bad:   # from int_in: `--max 0 is out of range — use 1 to 100`
                 raise usage_error(f"{bad.group(1)} {bad.group(2)}", bad.group(3))
-            raise usage_error(f"{self.prog}: {message}", f"see {self.prog} -h")
+            named = f"{self.prog}: " if " " in self.prog else ""   # a command's; the line already starts "web.py:"
+            raise usage_error(named + message, f"see {self.prog} -h")
 
     epilog = "environment:\n" + "".join(f"  {name:<18} {meaning} (default: {default})\n"
                                         for name, default, meaning in ENVIRONMENT)

@@ -37,6 +37,19 @@ def test_a_body_labelled_gzip_that_is_not_is_one_line_not_a_crash(run, searx, bo
     assert len(searx.requests) == 1
 
 
+def test_an_emoji_cut_in_two_in_a_hit_or_a_page_is_a_replacement_character_not_a_crash(run, searx, fire, md_root):
+    # JSON may carry half a surrogate pair ("\\ud83c"): a snippet or page cut inside an emoji
+    searx.set_results("tides", [make_hit("https://a.org/1", "Tide \ud83c pools", "Low \udc00 tide")])
+    r = run("search", "tides")
+    assert r.code == 0 and r.out.splitlines()[:3] == [" 1. Tide \ufffd pools", "    https://a.org/1",
+                                                      "    Low \ufffd tide"]
+    fire.set_page("https://a.org/1", page_body("https://a.org/1", article_markdown() + "\n\nWaves \ud83c.",
+                                               title="Tides \ud83c"))
+    assert run("scrape", "https://a.org/1", "--topic", "t").code == 0
+    text = (md_root / "t" / "web" / "a-org-1.md").read_text("utf-8")
+    assert "> title: Tides \ufffd  " in text and text.endswith("Waves \ufffd.\n")
+
+
 def test_a_retry_after_date_in_the_past_means_now():
     assert web.parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT", now=1445412490.0) == 0.0
     assert web.parse_retry_after("0") == 0.0 and web.parse_retry_after(" 7 ") == 7.0
