@@ -4648,7 +4648,8 @@ def derivation_holds(written, percent, result):
     be written for a fraction: 12% (= 6 / 50))."""
     value = number_values(written)[0]
     decimals = len(GROUP_SEPARATOR.split(written)[-1]) if "." in value else 0   # as written: 1.30 has two
-    tolerance = 0.5 * 10 ** -decimals + 1e-9
+    # half a unit of the last digit written, and the float error of a few operations (never a real digit)
+    tolerance = 0.5 * 10 ** -decimals + 1e-12 * max(1.0, abs(result) * 100)
     return abs(result - float(value)) <= tolerance or (percent and abs(result * 100 - float(value)) <= tolerance)
 
 
