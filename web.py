@@ -1322,6 +1322,12 @@ def version_name(name, version):
     return base if version == 1 else f"{base[:-3]}.v{version}.md"
 
 
+def current_first(name):
+    """Sorts a URL's page files: its highest version first, and of one version the shortest name (a copy
+    a person made beside it, `x copy.md` or `Copy of x.md`, is not the page web.py saved)."""
+    return -page_version(name), len(name), name
+
+
 class TopicStore:
     """Saved pages of a topic, indexed by URL key and by body sha256, and its ledger."""
 
@@ -1356,8 +1362,8 @@ class TopicStore:
                           self._sha256(memoryview(raw)[offset:]).hexdigest())
             live[name] = cached
             key = cached[2]
-            if key and (key not in by_key or page_version(name) > page_version(os.path.basename(by_key[key]))):
-                by_key[key] = path   # a URL's current version: its highest
+            if key and (key not in by_key or current_first(name) < current_first(os.path.basename(by_key[key]))):
+                by_key[key] = path
             by_sha.setdefault(cached[3], path)
         self._cache = live
         return by_key, by_sha

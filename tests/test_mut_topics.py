@@ -155,6 +155,15 @@ def test_a_dangling_link_among_the_pages_does_not_hide_the_pages_after_it(run, f
     assert (r.code, r.out) == (0, f"skipped  already saved: {page}  {A}\n")
 
 
+@pytest.mark.parametrize("copy", ["a-org-stars copy.md", "Copy of a-org-stars.md", "a-org-stars-old.md"])
+def test_a_copy_a_person_made_of_a_page_beside_it_is_not_taken_for_the_page(run, fire, md_root, copy):
+    saved_page(run, fire)
+    web_dir = md_root / "t" / "web"
+    (web_dir / copy).write_bytes((web_dir / "a-org-stars.md").read_bytes())
+    r = run("scrape", A, "--topic", "t")
+    assert (r.code, r.out) == (0, f"skipped  already saved: {web.display_path(web_dir / 'a-org-stars.md')}  {A}\n")
+
+
 def test_a_markdown_file_without_a_source_in_web_is_not_a_saved_page(run, fire, md_root):
     saved_page(run, fire)
     (md_root / "t" / "web" / "todo.md").write_text("# To do\n\nRead the census.\n", encoding="utf-8")
