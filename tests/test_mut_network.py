@@ -27,6 +27,13 @@ def test_encoded_forms_of_a_private_address_are_refused(url):
     assert problem(url) == PRIVATE
 
 
+@pytest.mark.parametrize("url", ["http://" + "x" * 64 + ".internal/", "http://" + "X" * 64 + ".INTERNAL/",
+                                 "http://a..localhost/"])
+def test_an_internal_name_no_idna_takes_is_still_refused(url):
+    # a 64-letter label or an empty one: IDNA refuses it, a WHATWG parser (Firecrawl's) does not
+    assert problem(url) == PRIVATE
+
+
 @pytest.mark.parametrize("url", [
     "http://10.0.256.1/",      # 256 is no byte: not an address (inet_aton refuses it), so a name
     "http://10.0.0.1.0/",      # five parts: not an address either

@@ -47,6 +47,12 @@ def test_a_difference_of_two_iso_dates_is_not_arithmetic(check):
     assert errors[1][2] == "derived number 3: (= 2021-03-14 − 2021-03-11) is not arithmetic"   # shown as written
 
 
+def test_a_wrong_derivation_written_without_a_space_is_shown_whole(check):
+    result = check(synthesis(f"- Colonies grew by 3 (=72 − 70) {REEF1}."))
+    assert [e[2] for e in problems(result)[0] if e[1] == "wrong-derivation"] == [
+        "derived number 3: (= 72 − 70) gives 2"]
+
+
 # --- pages never cited ----------------------------------------------------------------------------------------
 
 TIDE = {"web/tide.md" if n == 1 else f"web/tide.v{n}.md": HEADER.format("tide.example") + f"# Tides\n\nVersion {n}.\n"
