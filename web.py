@@ -6174,7 +6174,7 @@ def build_parser():
                                                "Firecrawl scrape, provenance-headed saves, cite-check.",
                     epilog=epilog, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"web.py {VERSION}")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")   # each a Parser too, as argparse makes them
     commands.required = True
     for add in (add_search, add_scrape, add_refresh, add_doctor, add_init, add_status, add_outline, add_manifest,
                 add_cite_check, add_export, add_hook):

@@ -430,6 +430,7 @@ def test_the_arithmetic_of_a_derived_number(expression, value):
     # a half holds (either rounding); a billionth past it does not; float error of a sum is no error
     ("0", False, 0.5, True), ("0", False, 0.500000001, False), ("1", True, 0.499999999 / 100, False),
     ("0.3", False, 0.1 + 0.2, True), ("30", True, 0.1 + 0.2, True), ("1,240", False, 1240.0000000001, True),
+    ("93", False, 1.1 * 85, True),   # 93.5 exactly, a hair past it in floats: the half still holds
 ])
 def test_a_derived_number_holds_to_the_precision_it_is_written_with(written, percent, result, holds):
     assert web.derivation_holds(written, percent, result) is holds

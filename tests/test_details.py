@@ -6,6 +6,7 @@ import json
 import os
 import sys
 import time
+import tracemalloc
 import zlib
 
 import pytest
@@ -48,6 +49,28 @@ def test_an_emoji_cut_in_two_in_a_hit_or_a_page_is_a_replacement_character_not_a
     assert run("scrape", "https://a.org/1", "--topic", "t").code == 0
     text = (md_root / "t" / "web" / "a-org-1.md").read_text("utf-8")
     assert "> title: Tides \ufffd  " in text and text.endswith("Waves \ufffd.\n")
+
+
+def test_half_an_emoji_escaped_in_capitals_is_a_replacement_character_too(run, searx):
+    body = b'{"query": "tides", "results": [{"url": "https://a.org/1", "title": "Tide \\uD83C pools", "content": "x"}]}'
+    searx.fail_next(Reply(200, body))
+    r = run("search", "tides")
+    assert r.code == 0 and r.out.splitlines()[0] == " 1. Tide \ufffd pools"
+
+
+def test_a_gzip_bomb_inflates_no_more_than_the_cap_at_a_time(run, searx):
+    bomb = zlib.compressobj(9, zlib.DEFLATED, 31)   # 64 MB of spaces in about 64 KB: one read from the socket
+    body = bomb.compress(b" " * (64 * 1024 * 1024)) + bomb.flush()
+    searx.fail_next(Reply(200, body, headers={"Content-Encoding": "gzip"}))
+    tracemalloc.start()
+    try:
+        r = run("search", "q")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert (r.code, r.err) == (web.EXIT_UNEXPECTED, "web.py: SearXNG: response too large (over 5 MB) — the page is "
+                                                    "bigger than web.py accepts\n")
+    assert peak < 4 * web.SEARCH_CAP, peak   # a few caps, never the 64 MB of the whole bomb
 
 
 def test_a_retry_after_date_in_the_past_means_now():

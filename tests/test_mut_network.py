@@ -22,6 +22,7 @@ def problem(url):
     "http://127.0.0.1%2e/",    # a URL parser decodes %2e to a dot: 127.0.0.1.
     "http://[::ffff:100.64.0.1]/",  # IPv4-mapped IPv6 of a shared (carrier-grade NAT) address
     "http://[::ffff:224.0.0.1]/",   # IPv4-mapped IPv6 of a multicast address
+    "http://127.0.0.1%25eth0/",     # an address with a zone (%25 is %): the address is judged, not the zone
 ])
 def test_encoded_forms_of_a_private_address_are_refused(url):
     assert problem(url) == PRIVATE
