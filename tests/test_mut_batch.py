@@ -173,6 +173,8 @@ def test_a_straggler_whose_grace_is_over_is_waited_for_no_longer():
 @pytest.fixture
 def ctrl_c():
     """SIGINT as a terminal starts Python (default_int_handler); a way to press Ctrl-C from another thread."""
+    if not hasattr(signal, "pthread_kill"):
+        pytest.skip("a signal to the main thread from another is POSIX")
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     main = threading.main_thread().ident
     yield lambda: signal.pthread_kill(main, signal.SIGINT)
@@ -262,6 +264,7 @@ def test_ctrl_c_just_as_the_batch_ends_reports_the_page_left_unused_with_the_lim
                      "not attempted  https://c.org/3\n")
 
 
+@pytest.mark.skipif(not hasattr(signal, "pthread_kill"), reason="a signal to the main thread from another is POSIX")
 def test_a_batch_started_with_ctrl_c_ignored_runs_to_the_end(run, fire, md_root):
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)   # as a shell script's `&` starts a job
     hold = held(fire, "https://b.org/2")
