@@ -188,7 +188,7 @@ def report(work):
     unjudged = [k for k in survivors if judged.get(k, ("",))[0] != hashes.get(function_of(k))]
     equivalent = len(survivors) - len(unjudged)
     print(f"mutation score: {killed} of {len(tested)} tested killed ({killed / max(1, len(tested)):.1%}; "
-          f"{killed / max(1, len(tested) - equivalent):.1%} of those not judged equivalent); "
+          f"{killed / max(1, len(tested) - equivalent):.2%} of those not judged equivalent); "
           f"{len(survivors)} survived ({equivalent} judged equivalent, {len(unjudged)} not judged), "
           f"{len(others)} reached by no test or suspicious; {len(codes) - len(tested)} of {len(codes)} mutants "
           f"not tested yet")
