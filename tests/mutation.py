@@ -14,7 +14,8 @@ equivalent in tests/mutation-equivalents.tsv (`mutmut show NAME` in --work shows
 are kept in tests/mutation-results.json: a run in a new --work folder keeps them for every function whose
 code is unchanged and tests the rest (delete the file to start from nothing).
 Each verdict is saved as it comes, so a run may be stopped at any time; `--report` shows and saves
-what it tested; `--retest-survivors` tests the survivors again once new tests are written.
+what it tested; `--retest-survivors` tests the survivors again once new tests are written; `--try NAME -- TESTS`
+runs TESTS on a copy of the project carrying one mutant (exit 0: a test kills it), to see a new test work.
 """
 
 import argparse
@@ -24,6 +25,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -260,6 +262,52 @@ def run_mutmut(args, work, env):
             continue
 
 
+def mutant_source(work, name):
+    """web.py as it is in the project, with mutant `name` (from the run in `work`) in place of its function;
+    None when the function changed since that run."""
+    import libcst
+    from mutmut.mutation.diff_apply import read_functions_from_index
+    from mutmut.utils.format_utils import orig_function_and_class_names_from_key
+    from mutmut.utils.file_utils import change_cwd
+    with change_cwd(work):
+        pair = read_functions_from_index(name, "web.py")
+    if pair is None:
+        sys.exit(f"mutation: the run in {work} has no mutant {name}")
+    original, mutated = pair
+    function, cls = orig_function_and_class_names_from_key(name)
+    function = function.rpartition(".")[-1]
+    with open(os.path.join(ROOT, "web.py"), encoding="utf-8") as handle:
+        module = libcst.parse_module(handle.read())
+    scopes = [c.body.body for c in module.body if isinstance(c, libcst.ClassDef) and c.name.value == cls] if cls else \
+        [module.body]
+    found = [f for scope in scopes for f in scope if isinstance(f, libcst.FunctionDef) and f.name.value == function]
+    if not found or libcst.Module([found[0]]).code.strip() != libcst.Module([original]).code.strip():
+        return None
+    return module.deep_replace(found[0], mutated.with_changes(name=libcst.Name(function))).code
+
+
+def try_mutant(work, name, pytest_args):
+    """pytest PYTEST_ARGS in a throw-away copy of the project whose web.py carries one mutant: how a new test
+    is seen to kill a survivor in seconds, before mutmut confirms it. Exit 0: killed; 1: survived."""
+    source = mutant_source(work, name)
+    if source is None:
+        sys.exit(f"mutation: web.py's function of {name} changed since the run in {work}: run it again")
+    copy = tempfile.mkdtemp(prefix="mutant-")
+    try:
+        shutil.copytree(ROOT, copy, dirs_exist_ok=True,
+                        ignore=shutil.ignore_patterns(".git", ".venv", "__pycache__", ".pytest_cache"))
+        with open(os.path.join(copy, "web.py"), "w", encoding="utf-8") as handle:
+            handle.write(source)
+        code = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *pytest_args],
+                              cwd=copy, env=dict(os.environ, WEBTOOLS_HOST="127.0.0.1")).returncode
+    finally:
+        shutil.rmtree(copy, ignore_errors=True)
+    if code not in (0, 1):
+        sys.exit(f"mutation: pytest exit {code} — no test ran, or it did not collect")
+    print(f"{name}: {'killed' if code == 1 else 'survived'}")
+    return 0 if code == 1 else 1
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--work", required=True, help="the folder for the copy and mutmut's results (kept)")
@@ -268,9 +316,18 @@ def main():
                                                               "(a stopped one too), and its kills saved")
     parser.add_argument("--retest-survivors", action="store_true",
                         help="test only the survivors of the run in --work again, with the tests as they are now")
-    args = parser.parse_args()
+    parser.add_argument("--try", dest="mutant", metavar="NAME",
+                        help="run the pytest arguments after -- on a copy of the project carrying mutant NAME of the "
+                             "run in --work: exit 0 when a test kills it")
+    args, pytest_args = parser.parse_known_args()
+    if pytest_args[:1] == ["--"]:
+        pytest_args = pytest_args[1:]
+    if pytest_args and not args.mutant:
+        parser.error(f"unrecognized arguments: {' '.join(pytest_args)}")
     if importlib.util.find_spec("mutmut") is None:
         sys.exit("mutation: mutmut is not installed here — pip install mutmut pytest into this interpreter")
+    if args.mutant:
+        return try_mutant(args.work, args.mutant, pytest_args)
     env = dict(os.environ, WEBTOOLS_HOST="127.0.0.1")
     if not args.report:
         os.makedirs(args.work, exist_ok=True)
