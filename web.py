@@ -78,7 +78,7 @@ EXIT_CODES = (
 class Failure(Exception):
     """A failure the user sees as one line: `web.py: <service>: <what> — <fix>`."""
 
-    def __init__(self, code, service, what, fix="", kind=None, status=None):
+    def __init__(self, code, service, what, fix, kind=None, status=None):
         super().__init__(what)
         self.code, self.service, self.what, self.fix = code, service, what, fix
         self.kind, self.status = kind, status
@@ -112,7 +112,7 @@ class Config:
 
     def _read_box(self, env):
         host = self._get(env, "WEBTOOLS_HOST", DEFAULT_HOST)
-        if not host or re.search(r"[/\s@?#]", host) or "://" in host:
+        if not host or re.search(r"[/\s@?#]", host):   # a URL given as the host too
             raise self._bad("WEBTOOLS_HOST", host, "set a bare host name or IP, e.g. 10.0.0.5 (no scheme, no path)")
         self.host = host.strip("[]")
         searx_port = self._port(env, "SEARXNG_PORT", "8080")
@@ -541,7 +541,7 @@ def scrape_url_problem(url, box_host, allow_private=False):
         return reason
     from urllib.parse import urlsplit
     parts = urlsplit(url)
-    if parts.username is not None or parts.password is not None or "@" in parts.netloc:
+    if "@" in parts.netloc:
         return "URL carries credentials (user:pass@)"
     if not allow_private and is_private_host(parts.hostname, box_host):
         return "private address — if it is your own intranet page, add --allow-private"
@@ -1203,7 +1203,7 @@ def check_topic(topic):
     for part in parts:
         if part in ("", ".", ".."):
             raise usage_error(f"the topic {topic!r} has an empty, . or .. part", "give a plain name such as ai/agents")
-        if part.split(".")[0].lower() in WINDOWS_RESERVED or part != part.strip(" .") or part.startswith("."):
+        if part.split(".")[0].lower() in WINDOWS_RESERVED or part != part.strip(" ."):   # also a leading dot
             raise usage_error(f"the topic part {part!r} is not a portable folder name",
                               "avoid Windows reserved names (CON, NUL, …), leading dots and trailing dots or spaces")
         if len(part) > 100:
@@ -1680,7 +1680,7 @@ def search_answer(code, number_of, outcomes, results, show_all, started, picks=N
     return answer
 
 
-def render_hits(results, unresponsive, topic, dropped=(), show_all=False):
+def render_hits(results, unresponsive, topic, dropped, show_all):
     """The hits for a person; those the topic has seen on one line each, unless `show_all`."""
     lines = []
     for hit in results:
