@@ -1934,7 +1934,7 @@ def scrape_to_file(args, cfg, candidate, path):
         atomic_write(path, *chunks)
     except OSError as err:
         raise writable_error(path, err)
-    entry = saved_entry(None, candidate["url"], path, title, words, flags, char_count(body))
+    entry = saved_entry(candidate["url"], path, title, words, flags, char_count(body))
     if args.json:
         emit_json(scrape_report(EXIT_OK, saved=[entry], elapsed_ms=elapsed_ms(started)))
     else:
@@ -1942,11 +1942,10 @@ def scrape_to_file(args, cfg, candidate, path):
     return EXIT_OK
 
 
-def saved_entry(number, url, path, title, words, flags, chars=0, version=None):
-    """A saved page as scrape reports it: its citation number first (none for --out), its version when
-    it is a later version of a page saved before."""
-    entry = {"n": number} if number else {}
-    entry.update(url=url, path=display_path(path), title=title, words=words)
+def saved_entry(url, path, title, words, flags, chars, version=None):
+    """A saved page as scrape reports it (a batch's report puts its citation number first), its version
+    when it is a later version of a page saved before."""
+    entry = dict(url=url, path=display_path(path), title=title, words=words)
     if version:
         entry["version"] = version
     if chars > READER_CHARS:
@@ -2161,7 +2160,7 @@ class ScrapeBatch:
         self.twins[sha] = (pick, candidate, path)
         name = os.path.basename(path)
         version = {"version": page_version(name)} if page_version(name) > 1 else {}
-        self.saved.append(dict(saved_entry(None, candidate["url"], path, title, words, flags, char_count(body),
+        self.saved.append(dict(saved_entry(candidate["url"], path, title, words, flags, char_count(body),
                                            version.get("version")), pick=pick))
         self.record(pick, candidate, "saved", path=shown, sha256=sha, words=words, flags=flags, title=title,
                     **version, **({"over_budget": True} if self.past_budget(page_base(name)) else {}))
@@ -5158,12 +5157,12 @@ def run_of(title_lines, events):
 
 
 class CheckResult:
-    """What cite-check found: errors and warnings as (line, kind, message), coverage, the sentences,
-    the answer's section, and the verified quotes some of their sentence's pages do not hold."""
+    """What cite-check found: errors and warnings as (line, kind, message), coverage, the sentences and
+    the answer's section."""
 
-    def __init__(self, errors, warnings, coverage, sentences, lookup, run, answer, partly):
+    def __init__(self, errors, warnings, coverage, sentences, lookup, run, answer):
         self.errors, self.warnings, self.coverage = errors, warnings, coverage
-        self.sentences, self.lookup, self.run, self.answer, self.partly = sentences, lookup, run, answer, partly
+        self.sentences, self.lookup, self.run, self.answer = sentences, lookup, run, answer
 
 
 def cite_check(path, lookup=None, text=None):
@@ -5191,7 +5190,7 @@ def cite_check(path, lookup=None, text=None):
     warnings += changed_page_warnings(page_claims(sentences, verdicts, lookup), lookup, {l.rel for l in links if l.rel})
     warnings += injected_warnings(sentences, verdicts, lookup, answer)
     coverage = coverage_of(sentences, verdicts, counts, links, run_pages, lookup)
-    return CheckResult(sorted(set(errors)), warnings, coverage, sentences, lookup, run, answer, partly)
+    return CheckResult(sorted(set(errors)), warnings, coverage, sentences, lookup, run, answer)
 
 
 def never_cited(run_pages, links):
