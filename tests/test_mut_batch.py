@@ -61,6 +61,7 @@ def test_every_candidate_of_a_runs_batch_has_its_ledger_line_with_run_round_quer
     (md_root / "t" / "sources.txt").write_text("block blocked.org a content farm\n", encoding="utf-8")
     fire.set_articles("https://a.org/1", "https://b.org/2", "https://c.org/3", "https://d.org/4")
     picks = tmp_path / "picks.json"
+    # 10.0.0.1 is refused as private before any request (the loopback guard would refuse a connection anyway)
     picks.write_text(json.dumps([{"url": "https://a.org/1", "query": "tides"},
                                  {"url": "http://10.0.0.1/x", "query": "tides"},
                                  {"url": "https://blocked.org/p", "query": "tides"},
@@ -80,6 +81,7 @@ def test_every_candidate_of_a_runs_batch_has_its_ledger_line_with_run_round_quer
                      "not attempted  https://d.org/4\n")
     assert r.err == (f"web.py: scrape: http://10.0.0.1/x: invalid-url: {private}\n"
                      f"web.py: scrape: https://blocked.org/p: policy: {policy}\n")
+    assert "http://10.0.0.1/x" not in fire.scraped_urls()   # not even named to Firecrawl
     body = web.split_saved((md_root / "t" / "web" / "a-org-1.md").read_text("utf-8"))[1]
     line = {"run": run_id, "time": "T", "command": "scrape", "round": 1, "batch": "B"}
     assert scrape_events(md_root) == [

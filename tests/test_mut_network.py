@@ -12,6 +12,7 @@ from test_hardening import PRIVATE, check_bad
 
 
 def problem(url):
+    """scrape's verdict on a URL, from its text alone: no name lookup, no connection."""
     return web.scrape_url_problem(url, "webtools.lan")
 
 
