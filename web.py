@@ -5199,8 +5199,9 @@ def never_cited(run_pages, links):
     cited = {page_base(rel) for rel in (l.rel or l.meant for l in links) if rel}
     newest = {}
     for rel in run_pages:
-        if page_version(rel) >= page_version(newest.get(page_base(rel), rel)):
-            newest[page_base(rel)] = rel
+        base = page_base(rel)
+        if base not in newest or current_first(rel) < current_first(newest[base]):
+            newest[base] = rel
     return [(0, "never-cited", f"saved source {rel} is never cited") for base, rel in newest.items()
             if base not in cited]
 

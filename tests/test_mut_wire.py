@@ -90,6 +90,12 @@ def doctor_lines(r):
 
 # --- a box that cannot be reached -------------------------------------------------------------------------
 
+def nothing_answers(where, why):
+    """doctor's lines for its two box checks when nothing answers at `where`."""
+    return [f"FAIL {name:<10} nothing answers at {where} ({why}) — is WEBTOOLS_HOST/{port} right, and the service "
+            f"up there?" for name, port in (("searxng", "SEARXNG_PORT"), ("firecrawl", "FIRECRAWL_PORT"))]
+
+
 def test_a_box_name_that_does_not_resolve_is_named_with_the_resolvers_words(run, unknown_box):
     r = run("search", "tide pools")
     assert (r.code, r.out) == (web.EXIT_UNREACHABLE, "")
@@ -100,10 +106,8 @@ def test_a_box_name_that_does_not_resolve_is_named_with_the_resolvers_words(run,
 def test_doctor_says_nothing_answers_at_a_box_name_that_does_not_resolve(run, unknown_box):
     r = run("doctor")
     assert r.code == web.EXIT_UNREACHABLE
-    assert doctor_lines(r)[1:3] == [
-        f"FAIL {name:<10} nothing answers at {BOX_NAME}:9 (could not be reached ([Errno -2] Name or service not "
-        f"known)) — is WEBTOOLS_HOST/{port} right, and the service up there?"
-        for name, port in (("searxng", "SEARXNG_PORT"), ("firecrawl", "FIRECRAWL_PORT"))]
+    assert doctor_lines(r)[1:3] == nothing_answers(f"{BOX_NAME}:9",
+                                                   "could not be reached ([Errno -2] Name or service not known)")
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="Linux drops a SYN past a full accept queue; others refuse it")
@@ -111,10 +115,7 @@ def test_doctor_tells_a_connection_never_made_from_a_slow_answer(run, full_liste
     monkeypatch.setenv("WEB_TIMEOUT", "0.3")
     r = run("doctor")
     assert r.code == web.EXIT_UNREACHABLE
-    assert doctor_lines(r)[1:3] == [
-        f"FAIL {name:<10} nothing answers at 127.0.0.1:{full_listener} (no connection within 0.3 s) — is "
-        f"WEBTOOLS_HOST/{port} right, and the service up there?"
-        for name, port in (("searxng", "SEARXNG_PORT"), ("firecrawl", "FIRECRAWL_PORT"))]
+    assert doctor_lines(r)[1:3] == nothing_answers(f"127.0.0.1:{full_listener}", "no connection within 0.3 s")
 
 
 def test_a_box_that_hangs_up_without_answering_is_named_with_what_python_saw(run, monkeypatch):
