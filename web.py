@@ -1185,6 +1185,123 @@ def encode_page(header, body):
     return chunks, digest.hexdigest(), sum(len(c) for c in chunks)
 
 
+# --- text: what a file says, read through a PDF conversion's debris ---------------
+# A PDF conversion (a corpus file, or a PDF Firecrawl turned into markdown) breaks its sentences with
+# page-number lines and running headers, words hyphenated across line ends, footnote markers glued to
+# words and footnote text at a page's foot. Quotes, numbers and find read the text without them; a
+# file's line numbers stay its own.
+
+PAGE_NUMBER_LINE = re.compile(r"[ \t]*(?:[-—–][ \t]*)?(?:page[ \t]+)?(\d{1,4}|[ivxlcdm]{1,7})"
+                              r"(?:[ \t]*(?:/|of)[ \t]*(\d{1,5}))?(?:[ \t]*[-—–])?[ \t]*", re.I)
+FOOTNOTE_RULE = re.compile(r"[ \t]*(?:_{8,}|-{8,}|—{4,})[ \t]*")   # the rule above a page's footnotes
+SUPERSCRIPT_DIGITS = "⁰¹²³⁴⁵⁶⁷⁸⁹"
+FOOTNOTE_MARK = re.compile(   # ²⁷ after a word or its full stop (m² is a unit), [12], or "process.27 By"
+    rf"(?:(?<=[.,;:!?)\"”’])|(?<=[^\W\d_]{{3}}))[{SUPERSCRIPT_DIGITS}]+|\[\d{{1,3}}\](?![(\[])|"
+    r"(?<=[^\W\d_]{3}[.!?])\d{1,3}(?= [A-Z])")
+HYPHEN_END = re.compile(r"[^\W\d_]-[ \t]*$")   # experi- | ment: a word broken at a line's end
+ROMAN = {"i": 1, "v": 5, "x": 10, "l": 50, "c": 100, "d": 500, "m": 1000}
+PAGE_SPACING = (5, 20, 400)   # lines between two page numbers: marked ones, bare ones, and the longest gap
+
+
+def roman_value(text):
+    """The value of a roman numeral written the usual way (xviii → 18), else None."""
+    values = [ROMAN[c] for c in text.lower()]
+    total = sum(-v if v < w else v for v, w in zip(values, values[1:] + [0]))
+    back, rest = "", total
+    for numeral, value in (("m", 1000), ("cm", 900), ("d", 500), ("cd", 400), ("c", 100), ("xc", 90), ("l", 50),
+                           ("xl", 40), ("x", 10), ("ix", 9), ("v", 5), ("iv", 4), ("i", 1)):
+        while rest >= value:
+            back, rest = back + numeral, rest - value
+    return total if back == text.lower() else None
+
+
+def page_number_lines(lines):
+    """Indices of a file's page-number lines (`47`, `— 47 —`, `xviii`, `Page 3`, `16 / 233`): numbers alone
+    on a line that count up through the file, two pages at least when marked as pages (dashes, "page", a
+    form feed near, a shared total `of 233`); a file with none marked, four bare ones (years are no
+    pages; a table's column is too dense)."""
+    import bisect
+    marked, bare, totals = [], [], {}
+    feeds = [i for i, line in enumerate(lines) if "\f" in line]
+    for i, line in enumerate(lines):
+        match = PAGE_NUMBER_LINE.fullmatch(line.replace("\f", "")) if len(line) < 40 else None
+        if not match:
+            continue
+        number, total = match.groups()
+        value = int(number) if number.isdigit() else roman_value(number)
+        if total:
+            totals.setdefault(total, []).append(i)
+        elif value and value < 1000:
+            near = any(abs(i - f) <= 3 for f in feeds[bisect.bisect_left(feeds, i - 3):][:7])
+            (marked if near or line.strip(" \t\f") != number else bare).append((i, value, number.isdigit()))
+    pages = {i for rows in totals.values() if len(rows) > 1 for i in rows} | counting_up(marked, 2, PAGE_SPACING[0])
+    return pages or counting_up(bare, 4, PAGE_SPACING[1])
+
+
+def counting_up(found, runs, spacing):
+    """The indices of [(index, value, arabic)] that are in runs of at least `runs` numbers counting up by 1–3,
+    each `spacing` to PAGE_SPACING[2] lines after the one before."""
+    chain, pages = {}, set()   # index -> (length of the run it ends, the index before it)
+    for k, (i, value, arabic) in enumerate(found):
+        before = [(chain[j][0], j) for j, v, a in found[max(0, k - 8):k]
+                  if a == arabic and 1 <= value - v <= 3 and spacing <= i - j <= PAGE_SPACING[2]]
+        chain[i] = (max(before)[0] + 1, max(before)[1]) if before else (1, None)
+    for i, (length, _) in chain.items():
+        while length >= runs and i is not None and i not in pages:
+            pages.add(i)
+            i = chain[i][1]
+    return pages
+
+
+def debris_lines(lines):
+    """(debris, footnotes): indices of the lines that are no text — page numbers, the running headers
+    beside them (a line next to a page number that recurs there), footnote rules — and of footnote text
+    (below a rule, up to the page number)."""
+    pages = page_number_lines(lines)
+    debris, footnotes, beside = set(pages), set(), {}
+    for i in sorted(pages):
+        for step in (-1, 1):
+            j = i + step
+            while 0 <= j < len(lines) and abs(j - i) <= 3 and not lines[j].strip():
+                j += step
+            if 0 <= j < len(lines) and j not in pages and len(lines[j]) <= 120:
+                key = " ".join(re.sub(r"[\d\W_]+", " ", lines[j]).casefold().split())
+                beside.setdefault(key, []).append(j)
+        rule = next((j for j in range(i - 1, max(-1, i - 16), -1) if FOOTNOTE_RULE.fullmatch(lines[j])), None)
+        if rule is not None:
+            debris.add(rule)
+            footnotes |= {j for j in range(rule + 1, i) if lines[j].strip()}
+    debris |= {j for key, rows in beside.items() if key and len(rows) > 1 for j in rows}
+    return debris, footnotes - debris
+
+
+def text_lines(lines, first=0, last=None, layout=None):
+    """Lines first..last (0-based, last excluded) as running text: debris left out, footnote text after
+    the rest, a word hyphenated across a line end (and the debris between) joined, markers gone."""
+    debris, footnotes = layout if layout is not None else debris_lines(lines)
+    last = len(lines) if last is None else min(last, len(lines))
+    kept = [i for i in range(first, last) if i not in debris and i not in footnotes]
+    out, held = [], []   # held: blank lines after a line that ends in a broken word
+    for line in (lines[i].replace("\f", "") for i in kept + sorted(i for i in footnotes if first <= i < last)):
+        if out and HYPHEN_END.search(out[-1]):
+            word = line.lstrip()
+            if not word:
+                held.append(line)
+                continue
+            if word[0].isalnum():
+                out[-1] = out[-1].rstrip()[:-1 if word[0].islower() else None] + word
+                held = []
+                continue
+        out += held + [line]
+        held = []
+    return FOOTNOTE_MARK.sub("", "\n".join(out + held))
+
+
+def read_text(text):
+    """A file's text as cite-check and find read it (text_lines of all its lines)."""
+    return text_lines(text.split("\n"))
+
+
 # ---------------------------------------------------------------------------
 # Storage: topics, the page index, atomic writes, the ledger
 # ---------------------------------------------------------------------------
@@ -3082,14 +3199,16 @@ def passage_text(rest):
 def passage_problems(passages, lines, slack=1):
     """The passages that are not in the page at the lines they name (with `slack` lines either side);
     [(first, last, text)]. Lines are the file's, 1-based, as the Read tool numbers them."""
-    problems = []
+    lines = [line[:-1] if line.endswith("\\") else line for line in lines]   # a hard line break's backslash is markup
+    problems, layout = [], debris_lines(lines)
     for first, last, text in passages:
         if last < first or first < 1 or first > len(lines):
             problems.append((first, last, text))
             continue
-        window = "\n".join(line[:-1] if line.endswith("\\") else line   # a hard line break's backslash is markup
-                           for line in lines[max(0, first - 1 - slack):last + slack])
-        if not quote_found(text, fold_text(window)) and not quote_found(text, loose_fold(window), loose_fold):
+        start, stop = max(0, first - 1 - slack), last + slack
+        window = "\n".join(lines[start:stop])   # as written, debris and all, or read as text (text_lines)
+        if not any(quote_found(text, fold(part), fold) for part in (text_lines(lines, start, stop, layout), window)
+                   for fold in (fold_text, loose_fold)):
             problems.append((first, last, text))
     return problems
 
@@ -3960,6 +4079,7 @@ ABBREVIATIONS = frozenset("e.g i.e etc vs cf al dr mr mrs ms prof st no fig pp v
 QUOTE_FOLD = str.maketrans({"“": '"', "”": '"', "„": '"', "‟": '"', "‘": "'", "’": "'", "‚": "'", "‛": "'",
                             "–": "-", "—": "-", "‑": "-", "\u00a0": " ", **FULL_WIDTH_DIGITS})
 URL_TEXT = re.compile(r"https?://\S+")
+WORD_HYPHEN = re.compile(r"(?<=[^\W\d_])-(?=[^\W\d_])")
 
 
 class Block:
@@ -4426,14 +4546,15 @@ class SourceLookup:
         return (rel, None) if rel.endswith(".md") else (None, None)
 
     def body(self, rel):
-        """The cited text: a saved page's body below its header, or a corpus file whole."""
+        """The cited text, read through PDF debris (read_text): a saved page's body below its header, or a
+        corpus file whole."""
         if rel not in self._cache:
             if self.files is not None:
                 content = self.files[rel]
             else:
                 with open(os.path.join(self.topic_dir, rel), "rb") as handle:
                     content = handle.read().decode("utf-8", "replace")
-            body = split_saved(content)[1] if rel.startswith("web/") else content
+            body = read_text(split_saved(content)[1] if rel.startswith("web/") else content)
             self._cache[rel] = (body, fold_text(body), page_numbers(body))
         return self._cache[rel][0]
 
@@ -4526,10 +4647,11 @@ class SourceLookup:
 
 def fold_text(text):
     """Text as cite-check compares it: links reduced to their text, HTML entities to their characters
-    (markdown shows `&rsquo;` as ’), emphasis, case, quotes, soft hyphens and whitespace folded."""
+    (markdown shows `&rsquo;` as ’), footnote markers gone, emphasis, case, quotes, hyphens inside a word,
+    soft hyphens and whitespace folded."""
     text = MARKDOWN_LINK.sub(r"\1", INVISIBLE.sub("", html_unescape(text)))
-    text = re.sub(r"[*_`]+", "", text.translate(QUOTE_FOLD)).casefold()
-    text = " ".join(text.split())
+    text = re.sub(r"[*_`]+", "", FOOTNOTE_MARK.sub("", text.translate(QUOTE_FOLD))).casefold()
+    text = WORD_HYPHEN.sub("", " ".join(text.split()))   # well-known, well-⏎known: one word however broken
     return re.sub(r" (?=[.,;:!?)\]])", "", text).replace("( ", "(")
 
 
@@ -5086,6 +5208,7 @@ def page_claims(sentences, verdicts, lookup):
 
 def lost_claims(claim, body):
     """(quotes, numbers) of a page's claims (page_claims) that `body`, a newer text of it, no longer holds."""
+    body = read_text(body)
     folded, known = fold_text(body), page_numbers(body)
     return [q for q in claim[0] if not quote_found(q, folded)], [n for n in claim[1] if not set(number_values(n)) & known]
 
