@@ -298,7 +298,7 @@ def test_init_for_a_person_lists_the_budget_paths_and_corpus(run, md_root):
     assert out[0].startswith("run ") and out[0].endswith(" started: why is the sea salty")
     assert out[1:] == ["  budget: 5 pages in up to 2 rounds (--deep); round 1: --limit 3", f"  pages: {shown}/web/",
                        f"  synthesis: {shown}/why-is-the-sea-salty-{web.now_utc():%Y-%m-%d}-synthesis.md",
-                       f"  corpus C1: {shown}/a-log.md", f"  corpus C2: {shown}/b-notes.md"]
+                       f"  corpus C1: {shown}/a-log.md · 1 word", f"  corpus C2: {shown}/b-notes.md · 1 word"]
 
 
 # --- a second pass of mutation testing: what no test pinned yet ------------------------------------
@@ -464,14 +464,18 @@ def test_a_topic_that_does_not_exist_when_there_are_none(run, md_root):
 
 
 def test_status_of_a_one_round_run_with_a_scope_a_policy_and_a_corpus(run, md_root):
+    (md_root / "t" / "field-log.md").write_text("Tide pools were counted in May.\n", encoding="utf-8")
     run("init", "g", "--topic", "t", "--site", "a.org", "--exclude-site", "b.org", "--with-corpus")
     (md_root / "t" / "sources.txt").write_text("block c.org\n", encoding="utf-8")
     answer = run("status", "--topic", "t", "--json").json
-    assert (answer["corpus"], answer["site"], answer["exclude_site"]) == (True, ["a.org"], ["b.org"])
+    log = web.display_path(md_root / "t" / "field-log.md")
+    assert (answer["corpus"], answer["site"], answer["exclude_site"]) == (
+        [{"label": "C1", "path": log, "words": 6, "parts": [[1, 1]]}], ["a.org"], ["b.org"])
     lines = run("status", "--topic", "t").out.splitlines()
     assert lines[1] == "round 0 · 0 of 12 pages saved · next --limit 12"
-    assert lines[3:5] == ["scope: --site a.org --exclude-site b.org",
-                          f"source policy: {web.display_path(md_root / 't' / 'sources.txt')}"]
+    assert lines[3:6] == ["scope: --site a.org --exclude-site b.org",
+                          f"source policy: {web.display_path(md_root / 't' / 'sources.txt')}",
+                          f"corpus C1: {log} · 6 words"]
 
 
 def test_the_manifest_shows_a_run_scoped_by_site_alone(run, searx, md_root):

@@ -242,7 +242,8 @@ def test_init_with_corpus_lists_the_topic_files(run, md_root):
     (topic / "goetia-notes.md").write_text("notes", encoding="utf-8")
     (topic / "old-synthesis.md").write_text("x", encoding="utf-8")
     r = run("init", GOAL, "--topic", TOPIC, "--with-corpus", "--json")
-    assert r.json["corpus"] == [{"label": "C1", "path": web.display_path(topic / "goetia-notes.md")}]
+    assert r.json["corpus"] == [{"label": "C1", "path": web.display_path(topic / "goetia-notes.md"), "words": 1,
+                                 "parts": [[1, 1]]}]
 
 
 def test_concurrent_ledger_appends_from_two_processes_lose_nothing(md_root):

@@ -397,7 +397,6 @@ def test_this_runs_files_and_new_files_may_be_written(run, md_root, two_runs):
     allowed = [("Write", mine, {"content": "# Sea stars\n"}),
                ("Edit", mine, {"old_string": "draft", "new_string": "Sea stars"}),
                ("Write", topic / "web" / "_picks-2.1.json", {"content": "[]"}),
-               ("Write", topic / "my-new-notes.md", {"content": "x"}),
                ("Edit", notes, {"old_string": "- run 1's notes\n",
                                 "new_string": f"- run 1's notes\n\n## Run {second}: {GOAL}\n\n- run 2\n"}),
                ("Write", notes, {"content": notes.read_text("utf-8") + f"\n## Run {second}: {GOAL}\n"})]

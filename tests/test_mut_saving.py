@@ -95,7 +95,9 @@ def test_a_later_note_that_saw_no_instructions_clears_the_pages_reader_flag(run,
     hook(run, "post", reader_answer(md_root.parent, page, note_reporting(addressed, errata)))
     assert run("status", "--topic", "py", "--json").json["notes"]["flagged"][0]["n"] == 1
     quiet = "Contributes: x\nPassages:\nnone\nInstructions seen: none\n"
-    assert hook(run, "post", reader_answer(md_root.parent, page, quiet)) is None
+    assert hook(run, "post", reader_answer(md_root.parent, page, quiet)) == {"hookSpecificOutput": {
+        "hookEventName": "PostToolUse", "additionalContext": f"web.py saved the note as {web.display_path(web.note_path(page))}: "
+                                                             "it quotes no passage."}}
     assert "flagged" not in run("status", "--topic", "py", "--json").json["notes"]
     saved = run("manifest", "--topic", "py", "--json").json["saved"][0]
     assert "reader-instructions" not in saved["flags"] and "instructions" not in saved

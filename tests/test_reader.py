@@ -285,7 +285,7 @@ def test_a_reader_launched_in_the_foreground_gets_the_outline_in_its_prompt(run,
 @pytest.mark.parametrize("change, reason", [
     ({"run_in_background": True}, '"run_in_background": false'),
     ({"prompt": "Goal: x. Read the long page."}, "the prompt names no saved page"),
-    ({"prompt": f"Pages: {LONG} and md/py/web/docs-example-short.md"}, "names 2 saved pages"),
+    ({"prompt": f"Pages: {LONG} and md/py/web/docs-example-short.md"}, "names 2 files: give each its own page-reader"),
     ({"prompt": "Page: md/py/web/missing.md"}, "the prompt names no saved page"),
 ])
 def test_a_reader_in_the_background_or_without_one_saved_page_is_refused(run, topic, change, reason):
@@ -340,9 +340,15 @@ GOOD_NOTE = ('Contributes: the page defines the words.\nPassages:\n- L19: "Secti
              '- L22–23: "word1x0 word1x1 word1x2 … word1x19"\nNumbers:\nnone\n')   # lines of the saved page
 
 
+def told_saved(note, said="2 of 2 passages verbatim at their lines."):
+    """What the post hook tells the main conversation after saving a good note."""
+    return {"hookSpecificOutput": {"hookEventName": "PostToolUse",
+                                   "additionalContext": f"web.py saved the note as {web.display_path(note)}: {said}"}}, ""
+
+
 def test_a_readers_answer_is_saved_as_the_pages_note_and_recorded(run, topic):
     cwd = topic.parent.parent
-    assert hook(run, "post", reader_answer(cwd, GOOD_NOTE)) == (None, "")
+    assert hook(run, "post", reader_answer(cwd, GOOD_NOTE)) == told_saved(topic / "web" / "notes" / "docs-example-long.md")
     note = (topic / "web" / "notes" / "docs-example-long.md").read_text(encoding="utf-8")
     shown = web.display_path(topic / "web" / "docs-example-long.md")
     assert note.splitlines()[:4] == [f"> page: {shown} · [1] · 120 lines  ", "> title: Long  ",
@@ -359,15 +365,17 @@ def test_a_note_with_passages_not_at_their_lines_is_saved_and_the_model_is_told(
     bad = GOOD_NOTE + '- L90: "word9x1 word9x2"\n'
     answer, _ = hook(run, "post", reader_answer(topic.parent.parent, bad))
     assert answer == {"decision": "block", "reason": (
-        f'The note on {web.display_path(topic / "web" / "docs-example-long.md")} is saved, but 1 of its passages are not verbatim at the lines it names: L90 "word9x1 '
-        f'word9x2". Do not quote them from the note: Read the page at those lines (offset, limit ≤ 120) or leave '
-        f"them out.")}
+        f'web.py saved the note as {web.display_path(topic / "web" / "notes" / "docs-example-long.md")}: 2 of 3 '
+        f'passages verbatim at their lines.\nNot verbatim at the lines the note names: L90 "word9x1 word9x2". Do not '
+        f'quote them from the note: Read {web.display_path(topic / "web" / "docs-example-long.md")} at those lines '
+        f"(offset, limit ≤ 120) or leave them out.")}
     note = (topic / "web" / "notes" / "docs-example-long.md").read_text(encoding="utf-8")
     assert "> checked: 2 of 3 passages verbatim at their lines; not found: L90" in note
 
 
 def test_a_fenced_answer_is_saved_and_checked_without_its_fence(run, topic):
-    assert hook(run, "post", reader_answer(topic.parent.parent, "```text\n" + GOOD_NOTE + "```\n")) == (None, "")
+    assert hook(run, "post", reader_answer(topic.parent.parent, "```text\n" + GOOD_NOTE + "```\n")) == \
+        told_saved(topic / "web" / "notes" / "docs-example-long.md")
     note = (topic / "web" / "notes" / "docs-example-long.md").read_text(encoding="utf-8")
     assert "> checked: 2 of 2 passages verbatim at their lines  " in note and note.endswith("\n\n" + GOOD_NOTE)
     assert web.read_ledger(topic / "web" / "_ledger.jsonl")[-1]["chars"] == len(GOOD_NOTE.strip())
@@ -532,7 +540,8 @@ def test_the_manifest_and_missing_pages_are_not_saved_pages_for_the_reader_or_th
                                                 encoding="utf-8")   # a long manifest
     payload = agent_payload("pretooluse-agent.json", "md/py/web/_manifest.md", cwd)
     reason = hook(run, "pre", payload)[0]["hookSpecificOutput"]["permissionDecisionReason"]
-    assert reason == "page-reader: the prompt names no saved page (md/<topic>/web/<slug>.md)"
+    assert reason == "page-reader: the prompt names no saved page (md/<topic>/web/<slug>.md) nor corpus file " \
+                     "(md/<topic>/<name>.md)"
     assert hook(run, "pre", read_payload("pretooluse-read.json", cwd, "md/py/web/_manifest.md")) == (None, "")
     assert hook(run, "pre", read_payload("pretooluse-read.json", cwd, "md/py/web/gone.md")) == (None, "")
 
@@ -542,7 +551,8 @@ def test_a_second_note_in_a_topic_is_saved_beside_the_first_and_both_are_recorde
     hook(run, "post", reader_answer(cwd, GOOD_NOTE))
     extra = topic / "web" / "by-hand.md"   # a page put in web/ by hand: numbered after the run's pages
     extra.write_text(saved_page(long_body()), encoding="utf-8")
-    assert hook(run, "post", reader_answer(cwd, GOOD_NOTE, page="md/py/web/by-hand.md")) == (None, "")
+    assert hook(run, "post", reader_answer(cwd, GOOD_NOTE, page="md/py/web/by-hand.md")) == \
+        told_saved(topic / "web" / "notes" / "by-hand.md")
     note = (topic / "web" / "notes" / "by-hand.md").read_text(encoding="utf-8")
     assert note.splitlines()[0] == f"> page: {web.display_path(extra)} · [3] · 119 lines  "
     assert (topic / "web" / "notes" / "docs-example-long.md").is_file()
@@ -739,7 +749,7 @@ def test_a_readers_answer_of_several_text_blocks_is_saved_as_one_note(run, topic
     first, second = GOOD_NOTE.split("Numbers:")
     payload["tool_response"]["content"] = [{"type": "text", "text": None}, {"type": "text", "text": first.strip()},
                                            {"type": "image"}, {"type": "text", "text": "Numbers:" + second}]
-    assert hook(run, "post", payload) == (None, "")
+    assert hook(run, "post", payload) == told_saved(topic / "web" / "notes" / "docs-example-long.md")
     note = (topic / "web" / "notes" / "docs-example-long.md").read_text(encoding="utf-8")
     assert note.split("\n\n", 1)[1] == first.strip() + "\nNumbers:" + second
 
@@ -759,8 +769,8 @@ def test_the_block_for_a_note_lists_each_passage_not_found_with_its_lines(run, t
     bad = GOOD_NOTE + '- L90–91: "not on these lines"\n' + f'- L95: "{long_quote.strip()}"\n'
     answer, _ = hook(run, "post", reader_answer(topic.parent.parent, bad))
     shown_quote = web.shorter(long_quote.strip(), 80)
-    assert f'2 of its passages are not verbatim at the lines it names: L90–91 "not on these lines"; L95 ' \
-           f'"{shown_quote}". Do not quote' in answer["reason"] and len(shown_quote) == 80
+    assert f'2 of 4 passages verbatim at their lines.\nNot verbatim at the lines the note names: L90–91 "not on ' \
+           f'these lines"; L95 "{shown_quote}". Do not quote' in answer["reason"] and len(shown_quote) == 80
     note = (topic / "web" / "notes" / "docs-example-long.md").read_text(encoding="utf-8").splitlines()
     assert note[3] == "> checked: 2 of 4 passages verbatim at their lines; not found: L90–91, L95  "
     assert note[4] == "> NOTE: a reader's note on untrusted web content — quote the page, not the note"

@@ -73,8 +73,11 @@ def test_a_fenced_real_note_is_saved_without_its_fence_and_all_its_passages_verb
     for name, page in PAGES.items():
         shutil.copyfile(os.path.join(FIXTURES, "realpages", page), web_dir / page)
         answer = f"{fence[0]}\n{real_note(name)}{fence[1]}\n"
-        assert hook(run, "post", reader_answer(md_root.parent, answer, page=f"md/t/web/{page}")) == (None, "")
-        saved = (web_dir / "notes" / page).read_text(encoding="utf-8")
         passages = len(web.note_passages(real_note(name)))
+        assert hook(run, "post", reader_answer(md_root.parent, answer, page=f"md/t/web/{page}")) == ({
+            "hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": (
+                f"web.py saved the note as {web.display_path(web_dir / 'notes' / page)}: {passages} of {passages} "
+                "passages verbatim at their lines.")}}, "")
+        saved = (web_dir / "notes" / page).read_text(encoding="utf-8")
         assert f"> checked: {passages} of {passages} passages verbatim at their lines  " in saved
         assert saved.split("\n\n", 1)[1] == real_note(name)
