@@ -1267,6 +1267,9 @@ def debris_lines(lines):
             found = [j for j in range(i + step, i + 7 * step, step) if 0 <= j < len(lines) and lines[j].strip()]
             for j in found[:2]:
                 near.setdefault(page_line_key(lines[j]), []).append(j)
+            footer = NUMBERED.fullmatch(lines[found[0]]) if step < 0 and found else None
+            if footer and footer.group(3) and (footer.group(1) or "." in footer.group(2)):   # `4.4. Debian changelog`
+                debris.add(found[0])
         footnotes |= page_footnotes(lines, i)
     for j, line in enumerate(lines):
         if "\f" in line:
