@@ -205,6 +205,7 @@ def test_gitignore_versions_the_skill_and_settings_but_not_local_files():
         return subprocess.run(["git", "check-ignore", "-q", path], cwd=ROOT).returncode == 0
     assert not ignored(".claude/skills/research/SKILL.md") and not ignored(".claude/settings.json")
     assert not ignored(".claude/agents/page-reader.md")
+    assert ignored("tests/.mutation-results.json")   # a cache
     assert ignored(".claude/settings.local.json") and ignored(".claude/todos/x.json")
     assert ignored(".venv/bin/python") and ignored("tests/__pycache__/x.pyc")
     assert ignored("md/demo/web/.lock") and ignored("md/demo/web/.example-org-a.md.4242.123456789.tmp")
