@@ -139,8 +139,10 @@ def startup(reps):
 def hook_start(env, reps, baseline):
     """The PreToolUse hook on an ordinary Read (a file outside md/), which Claude Code runs before every
     Read, Write, Edit and Agent call: .claude/settings.json's command through sh, against bare `python3 -c
-    pass` through sh in the same run (with --baseline, `python3 WEB_PY hook pre` too). The first round
-    writes web.py's bytecode to __pycache__/ and is not counted (PYTHONDONTWRITEBYTECODE would stop that)."""
+    pass` through sh in the same run (with --baseline, `python3 WEB_PY hook pre` too), without the tests'
+    guard, as a user runs it (a Read sends nothing). The first round writes web.py's bytecode to __pycache__/
+    and is not counted (PYTHONDONTWRITEBYTECODE would stop that). Both sides pay the interpreter's site start-up:
+    `import re, json`, which any hook reading JSON needs, is 1.7x a bare start on a venv's python3 alone."""
     if not shutil.which("sh"):
         return []
     with open(os.path.join(ROOT, ".claude", "settings.json"), encoding="utf-8") as handle:
