@@ -947,6 +947,20 @@ def page_failure(data, metadata, words):
 # Content: sanitising, flags, headers
 # ---------------------------------------------------------------------------
 
+
+class lazy_regex:
+    """re.compile(*args) on first use, for patterns slow to compile (long alternations, big Unicode classes): a hook,
+    run on every Read, Write, Edit and Agent call, needs none. Lower-case like functools.partial: used as re.compile."""
+
+    def __init__(self, *args):
+        self.args = args
+
+    def __getattr__(self, name):   # .search, .finditer, .sub …: looked up once, then an attribute of its own
+        value = getattr(re.compile(*self.args), name)
+        setattr(self, name, value)
+        return value
+
+
 # Pages are scanned as UTF-8 bytes: one encode, then byte regexes and str-free counting keep
 # the save path of a 20 MB page well under a second (see tests/bench.py).
 INVISIBLE = re.compile("[\u00ad\u200b\u200c\u200d\u2060\ufeff\u202a-\u202e\u2066-\u2069\U000e0000-\U000e007f]")
@@ -996,25 +1010,25 @@ SUSPICIONS = {   # flag: its (pattern, anchors) groups; a group's pattern runs o
     # commands", "send the password", "print(token)", "you must now use" are ordinary prose in manuals;
     # so is writing about AI: "the model is trained", "if you are using an AI assistant").
     "instructions": (
-        (re.compile(rb"\b(ignore|disregard|forget|override)\s+(all\s+|any\s+|the\s+|your\s+|of\s+)*(previous|prior|"
+        (lazy_regex(rb"\b(ignore|disregard|forget|override)\s+(all\s+|any\s+|the\s+|your\s+|of\s+)*(previous|prior|"
                     rb"above|earlier|preceding|system)?\s*(instructions|prompts?)\b|\bnew instructions\s*:|"
                     rb"\b(reveal|print|show|output|repeat|leak)\s+(your|the)\s+(system\s+prompt|initial\s+prompt|"
                     rb"instructions)\b"), (b"instruction", b"prompt")),
-        (re.compile(rb"\byou\s+are\s+now\s+(an?\s+|in\s+|no\s+longer\b|dan\b|free\b|unrestricted\b|jailbroken\b)|"
+        (lazy_regex(rb"\byou\s+are\s+now\s+(an?\s+|in\s+|no\s+longer\b|dan\b|free\b|unrestricted\b|jailbroken\b)|"
                     rb"\byou\s+must\s+now\s+(act|behave|obey|respond|answer|reply|pretend|ignore|forget|disregard|reveal|"
                     rb"comply|only|always|never|speak|say|state|tell|output)\b|\bfrom\s+now\s+on,?\s+you\b|"
                     rb"\bif\s+you\s+are\s+an?\s+(ai|llm|chatbot|(large\s+)?language\s+model)\b|"
                     rb"\byou\s+are\s+an?\s+(ai|llm|chatbot|(large\s+)?language\s+model)\b" + AI_REQUEST),
-         (re.compile(rb"you\s+(?:are\s|must\s+now)"), re.compile(rb"from\s+now\s+on"))),   # a line may wrap in them
-        (re.compile(rb"(" + AI_ADDRESS + rb")" + AI_REQUEST + rb"|" + AI_VOCATIVE + rb"|"
+         (lazy_regex(rb"you\s+(?:are\s|must\s+now)"), lazy_regex(rb"from\s+now\s+on"))),   # a line may wrap in them
+        (lazy_regex(rb"(" + AI_ADDRESS + rb")" + AI_REQUEST + rb"|" + AI_VOCATIVE + rb"|"
                     rb"\bif\s+you('re|\xe2\x80\x99re)\s+an?\s+(" + AI_READER + rb")"),
          (b"assistant", b"agent", b"model", b"llm", b"summari", b"claude")),
         # A download piped to a shell in running text; on a line of its own (a prompt, sudo, a code block)
         # it is how a manual installs its tool: rustup, deno, nvm.
-        (re.compile(rb"\b(run|execute)\s+(this|these|the\s+following)\s+(shell\s+)?commands?\s*:[ \t]*[^\s]|"
+        (lazy_regex(rb"\b(run|execute)\s+(this|these|the\s+following)\s+(shell\s+)?commands?\s*:[ \t]*[^\s]|"
                     rb"\b(?!sudo\b)[a-z]{2,}[,:]?[ \t]+`?(curl|wget)\s+\S+[^\n|]{0,80}\|\s*(sudo\s+)?(ba|z)?sh\b"),
          (b"command", b"curl", b"wget")),
-        (re.compile(rb"\b(reveal|send|upload|exfiltrate|leak|email|paste)\b[^\n]{0,60}?\b(your|any|all)\s+"
+        (lazy_regex(rb"\b(reveal|send|upload|exfiltrate|leak|email|paste)\b[^\n]{0,60}?\b(your|any|all)\s+"
                     rb"([^\n]{0,20}?\s)?(api[_ -]?keys?|passwords?|secrets?|credentials|ssh\s+keys?|tokens?)\b|"
                     rb"\b(print|cat|read|show|dump|output)\b[^\n]{0,40}?(~/\.ssh|\.ssh/|\bid_rsa\b|(^|\s)\.env\b|"
                     rb"\bany\s+api[_ -]?keys?)"),
@@ -1025,8 +1039,8 @@ SUSPICIONS = {   # flag: its (pattern, anchors) groups; a group's pattern runs o
     # <system>", "<system>GitHub</system>" and YAML's "system: x86_64" or "system: Speak in French\n
     # model: x" are placeholders and values in configuration examples.
     "role-tags": (
-        (re.compile(rb"<\|(im_start|im_end|system|user|assistant|endoftext)\|>|\[/?inst\]"), (b"<|", b"inst]")),
-        (re.compile(rb"(^|[.!?:][\"')]?)[ \t>]*</?(system|assistant)>[ \t]*\n?[ \t>]*" + PROSE + rb"|"
+        (lazy_regex(rb"<\|(im_start|im_end|system|user|assistant|endoftext)\|>|\[/?inst\]"), (b"<|", b"inst]")),
+        (lazy_regex(rb"(^|[.!?:][\"')]?)[ \t>]*</?(system|assistant)>[ \t]*\n?[ \t>]*" + PROSE + rb"|"
                     rb"[a-z][.!?][\"')]?[ \t]*\n?[ \t>]*</(system|assistant)>|"
                     rb"</(system|user|assistant)>[ \t]*\n?[ \t>]*<(system|assistant)>|"
                     rb"^[ \t>]*(system|assistant)[ \t]*:([ \t]+|[ \t]*\n[ \t>]*)" + PROSE +
@@ -1035,7 +1049,7 @@ SUSPICIONS = {   # flag: its (pattern, anchors) groups; a group's pattern runs o
     # The saved header's own lines. A page's "> Note:" or "> Status: draft" is the page's own: the
     # header's NOTE says "untrusted" and its status is an HTTP code.
     "fake-header": (
-        (re.compile(rb"^[ \t]*>[ \t]*((source|query|fetched|relevance|title|flags)[ \t]*:|status[ \t]*:[ \t]*\d|"
+        (lazy_regex(rb"^[ \t]*>[ \t]*((source|query|fetched|relevance|title|flags)[ \t]*:|status[ \t]*:[ \t]*\d|"
                     rb"note[ \t]*:[ \t]*untrusted)", re.M), (b">",)),
     ),
 }
@@ -4491,7 +4505,7 @@ ATTRIBUTION_LINE = re.compile(r"[ \t]*(?:—|–|―|--)[ \t]*\S")       # — A
 HTML_QUOTE = re.compile(r"<(blockquote|q)\b", re.I)
 TITLE_FIELD = re.compile(r"[ \t]*>[ \t]*[\w-]+:")   # > goal: …, > topic: … in the title block
 SHORT_QUOTE_WORDS = 3      # quotes of this many words or fewer are terms: exempt from the citation rule
-QUOTE_TOKEN = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]|[^\s\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]+")
+QUOTE_TOKEN = lazy_regex(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]|[^\s\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]+")
 SOURCES_SECTIONS = ("sources", "references")
 SENTENCE_END = re.compile(r"[.!?][\"”“’‘»«›‹)\]]*(?:\s+|(?=\[))|[。！？][\"”’」』)]*\s*")
 ABBREVIATIONS = frozenset("e.g i.e etc vs cf al dr mr mrs ms prof st no fig pp vol ed eds jr sr inc ltd co "
@@ -5130,9 +5144,9 @@ def quote_found(quote, folded_source, fold=None):
 
 # --- cite-check: numbers ---
 
-NUMBER = re.compile(rf"(?<![.,]|[^\W{CJK}])([-−])?(\d+(?:[,.'’\u00a0\u2009\u202f]\d+)*)")   # 约116米 too
+NUMBER = lazy_regex(rf"(?<![.,]|[^\W{CJK}])([-−])?(\d+(?:[,.'’\u00a0\u2009\u202f]\d+)*)")   # 约116米 too
 GROUP_SEPARATOR = re.compile(r"[,.'’\u00a0\u2009\u202f]")
-ISO_DATE = re.compile(rf"(?<![-]|[^\W{CJK}])(\d{{4}})-(\d{{2}})-(\d{{2}})(?![-]|[^\W{CJK}])")
+ISO_DATE = lazy_regex(rf"(?<![-]|[^\W{CJK}])(\d{{4}})-(\d{{2}})-(\d{{2}})(?![-]|[^\W{CJK}])")
 PERCENT_FACTOR = re.compile(r"[×*][ \t]*(100)(?![\d.,])|(?<![\d.,])(100)[ \t]*[×*]")
 DERIVED = re.compile(r"[ \t]*(%?)[ \t]*\(=\s*([^()]*(?:\([^()]*\)[^()]*)*)\)")
 MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
@@ -5588,10 +5602,10 @@ TITLES = frozenset(
     "mathematician statistician analyst diver fisherman".split())
 ROLE = r"(?:[a-z]+(?:ist|ian|naut)s?|" + "|".join(sorted(TITLES, key=len, reverse=True)) + r")"
 NAME = r"((?:[A-Z][\w'’.-]*\s+(?:(?:of|the|de|la|van|von|der|den|du|al|bin|ibn)\s+)*){0,4}[A-Z][\w'’-]+)"
-ATTRIBUTIONS = (re.compile(rf"\b[Aa]ccording to (?:the\s+)?(?:{ROLE}\s+){{0,2}}{NAME}"),
-                re.compile(rf"{NAME},?\s+(?:(?:has|had|once|later|also|then)\s+)?{SPEECH}\b"),
-                re.compile(rf"\b{SPEECH},?\s+(?:the\s+)?(?:{ROLE}\s+){{0,2}}{NAME}"),
-                re.compile(rf"(?m)^[ \t]*(?:—|–|―|--)[ \t]*(?:(?:{ROLE})\.?\s+){{0,2}}{NAME}"))   # — X under a quote
+ATTRIBUTIONS = (lazy_regex(rf"\b[Aa]ccording to (?:the\s+)?(?:{ROLE}\s+){{0,2}}{NAME}"),
+                lazy_regex(rf"{NAME},?\s+(?:(?:has|had|once|later|also|then)\s+)?{SPEECH}\b"),
+                lazy_regex(rf"\b{SPEECH},?\s+(?:the\s+)?(?:{ROLE}\s+){{0,2}}{NAME}"),
+                lazy_regex(rf"(?m)^[ \t]*(?:—|–|―|--)[ \t]*(?:(?:{ROLE})\.?\s+){{0,2}}{NAME}"))   # — X under a quote
 NOT_NAMES = frozenset("he she they it we i you this that these those there critics scholars researchers experts "
                       "authors author others some many officials scientists historians studies study reports report "
                       "sources source one both all most who which later also the a an its their his her our".split()
@@ -5842,7 +5856,7 @@ def source_link(lookup, rel):
 
 EVIDENCE_WINDOW = 40    # words in a passage
 WEAK_SUPPORT = 0.5      # a sentence whose best passage holds less than half of its content words
-TOKEN = re.compile(r"[\u3000-\u9fff]|[^\W\u3000-\u9fff]+")
+TOKEN = lazy_regex(r"[\u3000-\u9fff]|[^\W\u3000-\u9fff]+")
 STOPWORDS = frozenset(
     "a about above after again all also an and any are as at be because been before being below between both but "
     "by can could did do does doing down during each few for from further had has have having he her here hers "
@@ -6486,7 +6500,7 @@ def stop_decision(path, mine, session):
     return {"decision": "block", "reason": gate_reason(path, result, opening, closing)}
 
 
-def run_hook(args):
+def run_hook(event):
     """`web.py hook pre|post|stop` for Claude Code: prints a decision or nothing, always exits 0.
     Any trouble is one line on stderr — the gate must never break a session, nor fail in silence.
     With WEB_GATE=off nothing is checked or refused; a page-reader's note is still saved."""
@@ -6497,11 +6511,11 @@ def run_hook(args):
             raise ValueError("the hook input is not a JSON object")
         cfg = Config(os.environ, box=False)
         if gate_off():
-            if args.event == "post" and payload.get("tool_name") == "Agent":
+            if event == "post" and payload.get("tool_name") == "Agent":
                 hook_post(payload, cfg)   # notes and audits are recorded, never refused
             say_error("hook: the cite-check gate is off (WEB_GATE=off); nothing was checked")
             return EXIT_OK
-        answer = {"pre": hook_pre, "post": hook_post, "stop": hook_stop}[args.event](payload, cfg)
+        answer = {"pre": hook_pre, "post": hook_post, "stop": hook_stop}[event](payload, cfg)
     except Failure as err:
         say_error(f"hook: the cite-check gate did not run: {err.line()}")
         return EXIT_OK
@@ -6959,7 +6973,7 @@ BOX_COMMANDS = ("search", "scrape", "refresh", "doctor")   # the commands that s
 COMMANDS = {"search": cmd_search, "scrape": cmd_scrape, "refresh": cmd_refresh, "doctor": cmd_doctor, "init": cmd_init,
             "status": cmd_status, "find": cmd_find, "outline": cmd_outline, "manifest": cmd_manifest, "cite-check": cmd_cite_check,
             "export": cmd_export,
-            "hook": run_hook}
+            "hook": lambda args, cfg: run_hook(args.event)}
 
 
 def main(argv=None):
@@ -6969,14 +6983,14 @@ def main(argv=None):
         if argv == ["--version"]:  # the fast path: no parser, no HTTP stack
             write_out(f"web.py {VERSION}\n")
             return EXIT_OK
+        if argv[:1] == ["hook"] and argv[1:] in (["pre"], ["post"], ["stop"]):   # the hooks: no parser either
+            return run_hook(argv[1])
         try:
             args = build_parser().parse_args(argv)
         except SystemExit as exit_:  # -h and --version
             return exit_.code or EXIT_OK
         if any(re.search("[\ud800-\udfff]", value) for value in argv):
             raise usage_error("an argument is not valid UTF-8", "pass UTF-8 text")
-        if args.command == "hook":
-            return run_hook(args)
         cfg = Config(os.environ, box=args.command in BOX_COMMANDS)
         return COMMANDS[args.command](args, cfg)
     except Failure as err:

@@ -11,6 +11,7 @@ import json
 import math
 import os
 import random
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -133,6 +134,43 @@ def startup(reps):
     return [(f"start-up, web.py --version vs compiling web.py, median of {reps}", v / f, "<= 1.25", v / f <= 1.25,
              f"{v * 1000:.1f} ms vs {f * 1000:.1f} ms"),
             ("  the same vs python -c pass", v / b, "(reported)", True, f"{v * 1000:.1f} ms vs {b * 1000:.1f} ms")]
+
+
+def hook_start(env, reps, baseline):
+    """The PreToolUse hook on an ordinary Read (a file outside md/), which Claude Code runs before every
+    Read, Write, Edit and Agent call: .claude/settings.json's command through sh, against bare `python3 -c
+    pass` through sh in the same run (with --baseline, `python3 WEB_PY hook pre` too), without the tests'
+    guard, as a user runs it (a Read sends nothing). The first round writes web.py's bytecode to __pycache__/
+    and is not counted (PYTHONDONTWRITEBYTECODE would stop that). Both sides pay the interpreter's site start-up:
+    `import re, json`, which any hook reading JSON needs, is 1.7x a bare start on a venv's python3 alone."""
+    if not shutil.which("sh"):
+        return []
+    with open(os.path.join(ROOT, ".claude", "settings.json"), encoding="utf-8") as handle:
+        command = json.load(handle)["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+    hook_env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPATH")}
+    hook_env.update(CLAUDE_PROJECT_DIR=ROOT, WEB_MD_ROOT=env["WEB_MD_ROOT"],
+                    PATH=os.path.dirname(PY) + os.pathsep + os.environ.get("PATH", ""))   # python3 is PY
+    read = json.dumps({"session_id": "bench", "cwd": ROOT, "hook_event_name": "PreToolUse", "tool_name": "Read",
+                       "tool_input": {"file_path": os.path.join(ROOT, "README.md")}}).encode()
+    commands = {"hook": command, "bare": "python3 -c pass"}
+    if baseline:
+        commands["before"] = f"python3 {shlex.quote(os.path.abspath(baseline))} hook pre"
+    times = {name: [] for name in commands}
+    for _ in range(reps + 1):   # interleaved, so that machine noise hits all alike
+        for name, line in commands.items():
+            started = time.perf_counter()
+            proc = subprocess.run(["sh", "-c", line], input=read, env=hook_env, capture_output=True)
+            times[name].append(time.perf_counter() - started)
+            if proc.returncode or proc.stdout or proc.stderr:
+                raise SystemExit(f"bench: {line} said something on an ordinary Read: {proc.stderr.decode()}")
+    h, b = (statistics.median(times[name][1:]) for name in ("hook", "bare"))
+    rows = [(f"PreToolUse hook on an ordinary Read vs python3 -c pass, median of {reps}", h / b, "<= 2.00", h / b <= 2,
+             f"{h * 1000:.1f} ms vs {b * 1000:.1f} ms")]
+    if baseline:
+        old = statistics.median(times["before"][1:])
+        rows.append(("  the same with --baseline web.py (run as a script)", old / b, "(reported)", True,
+                     f"{old * 1000:.1f} ms vs {b * 1000:.1f} ms"))
+    return rows
 
 
 def realistic_rows(rng, n):
@@ -693,10 +731,10 @@ def main():
     parser.add_argument("--quick", action="store_true", help="a smoke run of a few seconds (shorter latencies)")
     parser.add_argument("--json-out", metavar="PATH", help="also write the table as JSON")
     parser.add_argument("--baseline", metavar="WEB_PY",
-                        help="an older web.py to run the token, straggler, outline and save-path scenarios against too "
-                             "(before/after in one run)")
+                        help="an older web.py to run the token, straggler, outline, save-path and hook scenarios "
+                             "against too (before/after in one run)")
     parser.add_argument("--only", choices=["tokens", "straggler", "doctor", "reading", "outline", "verification",
-                                           "refresh", "save"],
+                                           "refresh", "save", "hook"],
                         help="run one scenario")
     args = parser.parse_args()
     searx, fire = SearxngStandIn(), FirecrawlStandIn()
@@ -711,12 +749,14 @@ def main():
                     "verification": lambda: verification(env, args.baseline),
                     "straggler": lambda: straggler(env, fire, args.quick, args.baseline),
                     "refresh": lambda: refresh_bench(env, fire, args.quick),
-                    "save": lambda: save_path(env, fire, 2 if args.quick else 20, args.baseline)}[args.only]()
+                    "save": lambda: save_path(env, fire, 2 if args.quick else 20, args.baseline),
+                    "hook": lambda: hook_start(env, 5 if args.quick else 20, args.baseline)}[args.only]()
         else:
             rows = fan_out(env, searx, args.quick)
             rows += budgeted_scrape(env, fire, args.quick)
             rows += deep_paging(env, searx)
             rows += startup(5 if args.quick else 20)
+            rows += hook_start(env, 5 if args.quick else 20, args.baseline)
             rows += bytes_per_result(env, searx)
             rows += tokens(env, searx, fire, args.baseline)
             rows += reading(env, fire)

@@ -11,8 +11,9 @@ writes mutmut's setup.cfg there (every function of web.py mutated; the suite, as
 test command) and runs `mutmut run` on all cores, each mutant's tests ordered so that the tests that
 killed its function's other mutants go first. It prints the score and each survivor not judged
 equivalent in tests/mutation-equivalents.tsv (`mutmut show NAME` in --work shows one). The verdicts
-are kept in tests/mutation-results.json: a run in a new --work folder keeps them for every function whose
-code is unchanged and tests the rest (delete the file to start from nothing).
+are cached in tests/.mutation-results.json, outside git (rewritten by every run; a full run rebuilds it): a
+run in a new --work folder keeps them for every function whose code is unchanged and tests the rest (delete
+the file to start from nothing).
 Each verdict is saved as it comes, so a run may be stopped at any time; `--report` shows and saves
 what it tested; `--retest-survivors` tests the survivors again once new tests are written; `--try NAME -- TESTS`
 runs TESTS on a copy of the project carrying one mutant (exit 0: a test kills it), to see a new test work.
@@ -29,7 +30,7 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-RESULTS = os.path.join(ROOT, "tests", "mutation-results.json")
+RESULTS = os.path.join(ROOT, "tests", ".mutation-results.json")   # a cache: .gitignore keeps it out of git
 EQUIVALENTS = os.path.join(ROOT, "tests", "mutation-equivalents.tsv")
 # Two tests cannot pass on mutmut's rewritten copy, which imports mutmut's own helpers and reads its
 # setup.cfg from the working folder: one runs web.py as `runpy` to watch its imports, one runs a copy of
@@ -121,7 +122,7 @@ def meta_path(work):
 
 
 def seed_verdicts(work):
-    """A new --work folder starts from the verdicts recorded in tests/mutation-results.json: mutmut keeps
+    """A new --work folder starts from the verdicts cached in tests/.mutation-results.json: mutmut keeps
     them for every function whose code is unchanged and tests the rest (--retest-survivors: the survivors
     too, once new tests are written)."""
     if os.path.exists(meta_path(work)) or not os.path.exists(RESULTS):
@@ -136,7 +137,7 @@ def seed_verdicts(work):
 
 
 def save_verdicts(work):
-    """This run's verdicts, for the next: tests/mutation-results.json (a full run is longer than a session)."""
+    """This run's verdicts, for the next: tests/.mutation-results.json (a full run is longer than a session)."""
     verdicts = read_meta(work)
     codes = sorted(verdicts["exit_code_by_key"].items())
     kept = {"mutmut": "3.8.1", "hash_by_function_name": verdicts["hash_by_function_name"],
@@ -294,8 +295,8 @@ def try_mutant(work, name, pytest_args):
         sys.exit(f"mutation: web.py's function of {name} changed since the run in {work}: run it again")
     copy = tempfile.mkdtemp(prefix="mutant-")
     try:
-        shutil.copytree(ROOT, copy, dirs_exist_ok=True,
-                        ignore=shutil.ignore_patterns(".git", ".venv", "__pycache__", ".pytest_cache"))
+        shutil.copytree(ROOT, copy, dirs_exist_ok=True, ignore=shutil.ignore_patterns(
+            ".git", ".venv", "__pycache__", ".pytest_cache", os.path.basename(RESULTS)))
         with open(os.path.join(copy, "web.py"), "w", encoding="utf-8") as handle:
             handle.write(source)
         code = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *pytest_args],

@@ -75,14 +75,24 @@ def gate_events(topic):
 
 
 def test_settings_declare_every_hook_as_one_plain_command():
-    assert settings_hook("PreToolUse") == 'python3 "$CLAUDE_PROJECT_DIR"/web.py hook pre'
-    assert settings_hook("PostToolUse") == 'python3 "$CLAUDE_PROJECT_DIR"/web.py hook post'
-    assert settings_hook("Stop") == 'python3 "$CLAUDE_PROJECT_DIR"/web.py hook stop'
+    assert settings_hook("PreToolUse") == 'python3 "$CLAUDE_PROJECT_DIR"/.claude/hooks/web_hook.py pre'
+    assert settings_hook("PostToolUse") == 'python3 "$CLAUDE_PROJECT_DIR"/.claude/hooks/web_hook.py post'
+    assert settings_hook("Stop") == 'python3 "$CLAUDE_PROJECT_DIR"/.claude/hooks/web_hook.py stop'
     with open(os.path.join(ROOT, ".claude", "settings.json"), encoding="utf-8") as handle:
         hooks = json.load(handle)["hooks"]
     assert hooks["PreToolUse"][0]["matcher"] == "Agent|Read|Write|Edit"   # launches, reads, and what a run may write
     assert hooks["PostToolUse"][0]["matcher"] == "Write|Edit|Agent"   # a synthesis written, a reader's note back
 
+
+
+def test_the_hook_on_an_ordinary_read_imports_web_py_and_builds_no_parser(hook, project, tmp_path):
+    """Claude Code runs the PreToolUse hook on every Read: imported, web.py's bytecode is kept in __pycache__/
+    (a script is compiled again on every run), and the hook needs no argument parser (tests/bench.py times it)."""
+    payload = captured("pretooluse-read.json", file_path=str(tmp_path / "notes.txt"), cwd=str(tmp_path))
+    code, answer, err = hook("pre", payload, PYTHONPROFILEIMPORTTIME="1")
+    imported = [line.rsplit("|", 1)[-1].strip() for line in err.splitlines() if line.startswith("import time:")]
+    assert (code, answer, len(imported)) == (0, None, len(err.splitlines()))   # nothing said but the imports
+    assert "web" in imported and "argparse" not in imported
 
 # --- PostToolUse ------------------------------------------------------------------
 
@@ -214,6 +224,7 @@ def test_the_gate_can_be_turned_off_with_a_setting(hook, project, tmp_path):
     code, answer, err = hook("post", payload, WEB_GATE="off")
     assert (code, answer) == (0, None) and "the cite-check gate is off (WEB_GATE=off)" in err
     shutil.copy(os.path.join(ROOT, "web.py"), tmp_path / "project" / "web.py")   # a project of its own
+    shutil.copytree(os.path.join(ROOT, ".claude", "hooks"), tmp_path / "project" / ".claude" / "hooks")
     settings = tmp_path / "project" / ".claude" / "settings.local.json"
     settings.write_text(json.dumps({"env": {"WEB_GATE": "off"}}), encoding="utf-8")
     assert hook("post", payload, CLAUDE_PROJECT_DIR=str(tmp_path / "project"))[1:] == (

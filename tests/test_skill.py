@@ -207,7 +207,8 @@ def test_gitignore_versions_the_skill_and_settings_but_not_local_files():
     def ignored(path):
         return subprocess.run(["git", "check-ignore", "-q", path], cwd=ROOT).returncode == 0
     assert not ignored(".claude/skills/research/SKILL.md") and not ignored(".claude/settings.json")
-    assert not ignored(".claude/agents/page-reader.md")
+    assert not ignored(".claude/agents/page-reader.md") and not ignored(".claude/hooks/web_hook.py")
+    assert ignored("__pycache__/web.cpython-311.pyc") and ignored("tests/.mutation-results.json")   # caches
     assert ignored(".claude/settings.local.json") and ignored(".claude/todos/x.json")
     assert ignored(".venv/bin/python") and ignored("tests/__pycache__/x.pyc")
     assert ignored("md/demo/web/.lock") and ignored("md/demo/web/.example-org-a.md.4242.123456789.tmp")
