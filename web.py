@@ -2981,6 +2981,8 @@ PASSAGE_WORDS = 120          # a find hit: a passage of about this many words â€
 PASSAGE_MOST = 300           # â€¦ and never more
 INDEX_TOKEN = re.compile(rf"(?:(?=\w)[{CJK}])+|[^\W_{CJK}]+")
 BM25_K1, BM25_B = 1.2, 0.75
+CJK_CHAR = re.compile(f"[{CJK}]")
+INDEX_KEYS = {}   # word -> word_key(word): a book repeats its words
 
 
 def index_terms(text):
@@ -2988,16 +2990,17 @@ def index_terms(text):
     a run of Chinese, Japanese or Korean characters as its pairs of characters (one alone as itself)."""
     terms = []
     for token in INDEX_TOKEN.findall(text.casefold()):
-        if re.match(rf"[{CJK}]", token):
+        if "\u1100" <= token[0] and CJK_CHAR.match(token):
             terms += [token[i:i + 2] for i in range(max(1, len(token) - 1))]
         elif token.isdigit() or (len(token) > 1 and token not in STOPWORDS):
-            terms.append(word_key(token))
+            terms.append(INDEX_KEYS.get(token) or INDEX_KEYS.setdefault(token, word_key(token)))
     return terms
 
 
-def file_passages(lines, first, headings):
-    """[(first, last, heading, text)] of a file's lines from index `first`: its text (text_lines) cut into
-    passages of about PASSAGE_WORDS, at blank lines and sentence ends, never across a heading; lines 1-based."""
+def file_passages(lines, words_of, first, headings):
+    """[(first, last, heading, text)] of a file's lines (`words_of`: their words) from index `first`: its text
+    (text_lines) cut into passages of about PASSAGE_WORDS, at blank lines and sentence ends, never across a
+    heading; lines 1-based."""
     import bisect
     layout, starts = debris_lines(lines), [h[0] for h in headings]
     heads, passages, run, words = set(starts), [], [], 0   # run: the indices of the passage's lines of text so far
@@ -3013,7 +3016,7 @@ def file_passages(lines, first, headings):
             run, words = close()
         if i not in layout[0] and lines[i].strip() and not DOT_LEADERS.search(lines[i]):   # not a table of contents
             run.append(i)
-            words += count_words(lines[i].encode("utf-8"))
+            words += words_of[i]
         if words >= PASSAGE_WORDS and (not lines[i].strip() or PROSE_END.search(lines[i])):
             run, words = close()
     close()
@@ -3080,19 +3083,23 @@ class LibraryIndex:
         import json
         with open(path, "rb") as handle:
             text = handle.read().decode("utf-8", "replace")
-        facts = outline_facts(text)
-        lines = text.split("\n")[:facts["lines"]]   # without the empty string after the last line break
-        words = [count_words(line.encode("utf-8")) for line in lines]
+        facts = text_facts(text)
+        lines, words = facts["text"], facts["words"]
         parts = text_parts(words, facts["headings"]) if not rel.startswith("web/") else []
-        self.db.execute("INSERT INTO files VALUES (?, ?, ?, ?)", (rel, stamp, facts["words"], json.dumps(parts)))
-        for first, last, heading, passage in file_passages(lines, facts["header"], facts["headings"]):
+        self.db.execute("INSERT INTO files VALUES (?, ?, ?, ?)",
+                        (rel, stamp, sum(words[facts["header"]:]), json.dumps(parts)))
+        row = self.db.execute("SELECT coalesce(max(id), 0) FROM passages").fetchone()[0]
+        passages, postings = [], []
+        for row, (first, last, heading, passage) in enumerate(
+                file_passages(lines, words, facts["header"], facts["headings"]), row + 1):
             terms = index_terms(passage)
-            row = self.db.execute("INSERT INTO passages (rel, first, last, heading, words, text) VALUES (?,?,?,?,?,?)",
-                                  (rel, first, last, heading, len(terms), passage)).lastrowid
+            passages.append((row, rel, first, last, heading, len(terms), passage))
             counts = {}
             for term in terms:
                 counts[term] = counts.get(term, 0) + 1
-            self.db.executemany("INSERT INTO terms VALUES (?, ?, ?)", ((t, row, n) for t, n in counts.items()))
+            postings += [(term, row, n) for term, n in counts.items()]
+        self.db.executemany("INSERT INTO passages VALUES (?, ?, ?, ?, ?, ?, ?)", passages)
+        self.db.executemany("INSERT INTO terms VALUES (?, ?, ?)", postings)
 
     def facts(self, rel):
         """(words, parts) of an indexed file."""
@@ -3467,22 +3474,29 @@ def page_title(headings):
 
 def outline_facts(text):
     """{"lines", "words", "header" (last header line, 0 without one), "main" [start, end], "headings":
-    [[line, end, level, words, text]]} of a saved page; a heading's section runs to the next heading of
-    its level or higher."""
+    [[line, end, level, words, text]]} of a saved page or a corpus file (text_facts, and its main text)."""
+    facts = text_facts(text)
+    found = [(line, level, title) for line, _, level, _, title in facts["headings"]]
+    return dict(facts, main=list(main_text(facts.pop("text"), facts["header"], found)))
+
+
+def text_facts(text):
+    """{"text" (its lines), "words" (a count a line), "lines", "header", "headings"} of a file: a saved page's
+    headings, or a PDF conversion's numbered ones where it has more of those (its `#` lines are shell prompts);
+    a heading's section runs to the next heading of its level or higher."""
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
     header = next((i + 1 for i, line in enumerate(lines[:40]) if line == NOTE_LINE), 0)
     found = page_headings(lines, header)
-    numbered = [] if header else numbered_headings(lines)   # a PDF conversion's, whose `#` lines are shell prompts
+    numbered = [] if header else numbered_headings(lines)
     found = numbered if len(numbered) > len(found) else found
     words = [count_words(line.encode("utf-8")) for line in lines]
     sections = []
     for k, (line, level, title) in enumerate(found):
         end = next((h[0] - 1 for h in found[k + 1:] if h[1] <= level), len(lines))
         sections.append([line, end, level, sum(words[line - 1:end]), title])
-    return {"lines": len(lines), "words": sum(words[header:]), "header": header,
-            "main": list(main_text(lines, header, found)), "headings": sections}
+    return {"text": lines, "words": words, "lines": len(lines), "header": header, "headings": sections}
 
 
 def render_outline(shown, facts, budget=None):

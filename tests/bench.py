@@ -711,6 +711,67 @@ def refresh_bench(env, fire, quick):
     return rows
 
 
+def library_files(folder, words, seed):
+    """Corpus files of about 50,000 words each, `words` in all, written into `folder`: the real conversions of
+    tests/fixtures/corpus/ (page numbers, running headers, footnotes, broken words kept) again and again, a
+    word in ten swapped for another of theirs, so that every copy reads differently."""
+    corpus = os.path.join(TESTS, "fixtures", "corpus")
+    lines = []
+    for name in sorted(os.listdir(corpus)):
+        if name.endswith(".md"):
+            with open(os.path.join(corpus, name), encoding="utf-8") as handle:
+                lines += handle.read().split("\n")
+    rng = random.Random(seed)
+    pool = [w for line in lines for w in line.split() if w.isalpha()]
+    os.makedirs(folder, exist_ok=True)
+    count, n = 0, 0
+    while count < words:
+        out, size = [], 0
+        while size < 50000:
+            for line in lines:
+                tokens = [rng.choice(pool) if w.isalpha() and rng.random() < 0.1 else w for w in line.split(" ")]
+                out.append(" ".join(tokens))
+                size += len(line.split())
+        n += 1
+        with open(os.path.join(folder, f"book-{n:02d}.md"), "w", encoding="utf-8") as handle:
+            handle.write("\n".join(out) + "\n")
+        count += size
+    return count
+
+
+def library_bench(env, quick):
+    """find on a library of corpus files at 0.3 M and 1.5 M words: the index's build and a warm query, whose
+    cost should not grow with the library; cite-check of a synthesis quoting the 1.5 M-word library."""
+    sizes = (60_000, 300_000) if quick else (300_000, 1_500_000)
+    rows, warm, built = [], {}, {}
+    for size in sizes:
+        topic = f"lib{size}"
+        total = library_files(os.path.join(env["WEB_MD_ROOT"], topic), size, size)
+        built[size], _ = run_web(env, "find", "package priority", "--topic", topic)   # cold: the index is built
+        warm[size] = median_wall(env, 3 if quick else 7, "find", "package priority", "archive mirror", "--topic", topic,
+                                 "--json")
+        rows.append((f"find, {total:,}-word library: build the index (cold)", built[size] / (total / 1e6), "-",
+                     True, f"{built[size]:.2f} s, {built[size] / (total / 1e6):.2f} s a million words"))
+    small, large = sizes
+    rows.append((f"find, warm query at {large:,} over {small:,} words", warm[large] / warm[small], "<= 1.50",
+                 warm[large] / warm[small] <= 1.5, f"{warm[large] * 1000:.0f} vs {warm[small] * 1000:.0f} ms"))
+    topic = os.path.join(env["WEB_MD_ROOT"], f"lib{large}")
+    quotes = []
+    with open(os.path.join(topic, "book-01.md"), encoding="utf-8") as handle:
+        text = [line for line in handle.read().split("\n") if len(line.split()) > 10]
+    for line in random.Random(7).sample(text, 30):
+        quotes.append(f'- It reads "{" ".join(line.split()[2:9])}" [C1](book-01.md).')
+    synthesis = os.path.join(topic, "lib-synthesis.md")
+    with open(synthesis, "w", encoding="utf-8") as handle:
+        handle.write("# Library\n\n## Answer\n\nThe books say so [C1](book-01.md).\n\n## Findings\n\n" +
+                     "\n".join(quotes) + "\n")
+    wall = median_wall(env, 1 if quick else 3, "cite-check", synthesis)
+    floor = median_wall(env, 1 if quick else 3, "--version")
+    rows.append((f"  cite-check of 30 quotes from a {large:,}-word library", wall, "-", True,
+                 f"{wall:.2f} s (Python start-up alone: {floor:.2f} s)"))
+    return rows
+
+
 def doctor_hang(env):
     """doctor against a box that takes connections and never answers: both probes wait at once, each
     DOCTOR_WAIT seconds (1.0.0 and 2.0.0 waited 20 s for SearXNG, then 60 s for Firecrawl)."""
@@ -734,7 +795,7 @@ def main():
                         help="an older web.py to run the token, straggler, outline, save-path and hook scenarios "
                              "against too (before/after in one run)")
     parser.add_argument("--only", choices=["tokens", "straggler", "doctor", "reading", "outline", "verification",
-                                           "refresh", "save", "hook"],
+                                           "refresh", "save", "hook", "library"],
                         help="run one scenario")
     args = parser.parse_args()
     searx, fire = SearxngStandIn(), FirecrawlStandIn()
@@ -750,7 +811,8 @@ def main():
                     "straggler": lambda: straggler(env, fire, args.quick, args.baseline),
                     "refresh": lambda: refresh_bench(env, fire, args.quick),
                     "save": lambda: save_path(env, fire, 2 if args.quick else 20, args.baseline),
-                    "hook": lambda: hook_start(env, 5 if args.quick else 20, args.baseline)}[args.only]()
+                    "hook": lambda: hook_start(env, 5 if args.quick else 20, args.baseline),
+                    "library": lambda: library_bench(env, args.quick)}[args.only]()
         else:
             rows = fan_out(env, searx, args.quick)
             rows += budgeted_scrape(env, fire, args.quick)
@@ -765,6 +827,7 @@ def main():
             rows += straggler(env, fire, args.quick, args.baseline)
             rows += refresh_bench(env, fire, args.quick)
             rows += save_path(env, fire, 2 if args.quick else 20, args.baseline)
+            rows += library_bench(env, args.quick)
             rows += doctor_hang(env)
     searx.close()
     fire.close()
