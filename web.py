@@ -66,8 +66,8 @@ EXIT_CODES = (
     (EXIT_OK, "success"),
     (EXIT_PARTIAL, "partial: pages or queries failed (scrape: and --limit was not met); cite-check: errors to fix"),
     (EXIT_USAGE, "usage or bad input (arguments, topic, query, --from file, environment, cite-check file)"),
-    (EXIT_CONFIG, "configuration: SearXNG json off or its limiter, Firecrawl key or route, md root missing or "
-                  "not writable"),
+    (EXIT_CONFIG, "configuration: SearXNG json off or its limiter, Firecrawl key or route, md root missing, it or "
+                  "a topic not writable"),
     (EXIT_UNREACHABLE, "the box is unreachable or keeps failing (refused, timeouts, 5xx after retries)"),
     (EXIT_UNEXPECTED, "unexpected response: not the JSON the API defines"),
     (EXIT_INTERNAL, "a bug in web.py (one line; WEB_DEBUG=1 shows the traceback)"),
@@ -749,14 +749,16 @@ def in_domain(host, domain):
 
 
 def check_domain(value, where):
-    """A domain as the user wrote it (a URL or www. prefix is forgiven); a usage error naming `where`."""
+    """A domain as the user wrote it, or the host of a pasted URL, without www. (as site_key compares hosts);
+    a usage error naming `where`."""
+    from urllib.parse import urlsplit
     text = value.strip().lower()
-    text = re.sub(r"^[a-z][a-z0-9+.-]*://", "", text).split("/")[0]
-    while text.startswith("www."):
-        text = text[4:]
     try:
-        domain = text.encode("idna").decode("ascii")
-    except UnicodeError:
+        host = urlsplit(text if "://" in text else "//" + text).hostname or ""
+        while host.startswith("www."):
+            host = host[4:]
+        domain = host.encode("idna").decode("ascii")
+    except (ValueError, UnicodeError):
         domain = ""
     label = r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?"
     if not re.fullmatch(rf"(?:{label}\.)+{label}", domain) or len(domain) > 253:
@@ -3880,9 +3882,16 @@ def run_facts(events):
             "reused": reused_pages(mine, current),
             "gathered": "scrape" in last and last.get("manifest", -1) > max(last["scrape"], last.get("search", -1)),
             "requests": {"search": sum(e.get("pages") or 0 for e in searches), "queries": len(searches),
-                         "scrape": sum(1 for e in scrapes if e.get("outcome") in ("saved", "failed", "unused") and
-                                       e.get("kind") != "invalid-url")},
+                         "scrape": sum(1 for e in scrapes if asked_firecrawl(e))},
             "words": sum(e.get("words") or 0 for e in current.values())}
+
+
+def asked_firecrawl(event):
+    """True for a scrape event that cost a Firecrawl request: not a URL refused or skipped before asking, nor
+    a page superseded by its higher-ranked twin (its saved event counted it)."""
+    if event.get("outcome") == "skipped":
+        return event.get("reason") in ("unchanged", "duplicate") and "supersedes" not in event
+    return event.get("outcome") in ("saved", "failed", "unused") and event.get("kind") not in ("invalid-url", "policy")
 
 
 def picks_name(run_index, round_no):
@@ -4586,7 +4595,8 @@ def check_synthesis(path, cfg):
     folder = os.path.dirname(os.path.realpath(path))
     topic = os.path.isdir(os.path.join(folder, "web")) or os.path.dirname(folder) == os.path.realpath(cfg.md_root)
     if not (topic and os.path.basename(path).endswith("-synthesis.md")):
-        raise usage_error(f"{display_path(path)} is not a synthesis", "give md/<topic>/<goal-slug>-synthesis.md")
+        raise usage_error(f"{display_path(path)} is not a synthesis",
+                          "give md/<topic>/<goal-slug>-<date>-synthesis.md")
 
 
 def outline(text):
@@ -6138,7 +6148,7 @@ def record_check(path, result, create, **fields):
 
 
 def write_table(path, result, ranked, found, sha):
-    """Write the --table file, <goal-slug>-evidence.md beside the synthesis; its path."""
+    """Write the --table file, <goal-slug>-<date>-evidence.md beside the synthesis; its path."""
     if sha is None:
         import hashlib
         with open(path, "rb") as handle:
@@ -6549,7 +6559,7 @@ SYNTHESIS_IN_PROMPT = re.compile(r"(?:[^\s\"'`()<>\[\]]*/)?md/[^\s\"'`()<>\[\]]+
 
 
 def audit_path(synthesis):
-    """<goal-slug>-audit.md beside <goal-slug>-synthesis.md."""
+    """<goal-slug>-<date>-audit.md beside <goal-slug>-<date>-synthesis.md."""
     return synthesis[:-len("-synthesis.md")] + "-audit.md"
 
 
@@ -6610,7 +6620,8 @@ def auditor_launch(tool_input, cwd, cfg):
                     f"and web.py records them")
     path = prompt_synthesis(tool_input.get("prompt"), cwd, cfg)
     if path is None:
-        return deny(f"{AUDITOR}: name the one synthesis to audit in the prompt (md/<topic>/<goal-slug>-synthesis.md)")
+        return deny(f"{AUDITOR}: name the one synthesis to audit in the prompt "
+                    f"(md/<topic>/<goal-slug>-<date>-synthesis.md)")
     facts = run_facts(read_ledger(os.path.join(os.path.dirname(path), "web", "_ledger.jsonl")))
     if os.path.isfile(audit_path(path)) and facts and os.path.basename(path) != facts["synthesis"]:
         return deny(f"{display_path(path)} is an earlier run's synthesis and its audit, "
@@ -6958,10 +6969,10 @@ def add_manifest(commands):
 
 def add_cite_check(commands):
     cite = commands.add_parser("cite-check", help="verify a synthesis's citations, quotes and numbers")
-    cite.add_argument("file", metavar="FILE", help="the synthesis, md/T/<goal-slug>-synthesis.md")
+    cite.add_argument("file", metavar="FILE", help="the synthesis, md/T/<goal-slug>-<date>-synthesis.md")
     cite.add_argument("--table", action="store_true",
-                      help="also write <goal-slug>-evidence.md: each cited sentence beside the best passage of "
-                           "each page it cites, the review list first")
+                      help="also write <goal-slug>-<date>-evidence.md: each cited sentence beside the best passage "
+                           "of each page it cites, the review list first")
     cite.add_argument("--json", action="store_true", help=JSON_HELP)
 
 

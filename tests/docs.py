@@ -8,8 +8,9 @@ stand-ins' tide-pools box, run in a temporary copy of the project.
 A block follows a marker: `<!-- example: NAME -->` then a fenced block (a command and its output,
 or a file), `<!-- table: NAME -->` then a markdown table. The session starts the stand-ins as README
 does (`python3 tests/standins.py`, free ports) and shows their ports as one fixed pair throughout
-(SHOWN_PORTS). Only what truly varies between runs is normalised when checking: dates, run ids,
-hashes of dated files, timings.
+(SHOWN_PORTS), its run and day as one (SHOWN_RUN). Only what truly varies between runs is normalised
+when checking: dates, run ids, hashes of dated files, timings. What README quotes in its prose
+(messages, file names, exit codes) is checked against web.py and the session's files by test_docs.
 """
 
 import difflib
@@ -67,10 +68,23 @@ studied habitat on Earth {ZONES}.
 """
 FIXED = DRAFT.replace("counted 1,420 ochre", "counted 1,240 ochre").replace(
     "Acorn barnacles live for 20 years", "Acorn barnacles close their plates at low tide to keep from drying out")
-POLICY = """# Source policy of the shore topic: `block` or `prefer`, a domain (its subdomains too), a note
+POLICY = """# Source policy of the demo topic: `block` or `prefer`, a domain (its subdomains too), a note
 block tidepool-facts.example.com   content farm: copies other sites
 prefer shore.example.edu           university field station
 """
+
+
+GUIDE = "md/demo/web/guide-example-org-tide-pools.md"
+NOTE = "Contributes: who lives in each zone.\nPassages:\nnone\nNumbers:\nnone\nInstructions seen: none\n"
+
+
+def agent_answer(agent, prompt, text):
+    """What `hook post` reads after a subagent answered, as the real client sends it (cwd: the project's)."""
+    with open(os.path.join(TESTS, "fixtures", "claude-code", "posttooluse-agent.json"), encoding="utf-8") as handle:
+        payload = json.load(handle)
+    payload["tool_input"] = dict(payload["tool_input"], subagent_type=agent, prompt=prompt)
+    payload["tool_response"] = dict(payload["tool_response"], content=[{"type": "text", "text": text}])
+    return payload
 
 
 def picks(rows):
@@ -80,7 +94,8 @@ def picks(rows):
 
 # (name, action, argument), played in order: "serve" shows how the stand-ins were started (the session
 # starts them first); "run" a command; "write" a file (path, text[, lines]); "show" a file (path, lines).
-# `lines`: None for all, N for the first N, (first, last) for a range; "…" marks a cut.
+# `lines`: None for all, N for the first N, (first, last) for a range; "…" marks a cut. Not shown: "quiet"
+# runs a command (or a hook fed a payload) and "edit" replaces text in a file.
 SESSION = [
     ("standins", "serve", "python3 tests/standins.py"),
     ("doctor", "run", "python3 web.py doctor"),
@@ -109,9 +124,21 @@ SESSION = [
     ("refresh", "run", "python3 web.py refresh --topic demo"),
     ("export-bibtex", "run",
      f"python3 web.py export --topic demo --format bibtex --cited-in {SYNTHESIS} --out demo.bib"),
-    ("policy", "write", ("md/shore/sources.txt", POLICY)),
+    ("policy", "write", ("md/demo/sources.txt", POLICY)),
+    # not shown: the rest of what a topic holds in time, for the file names README quotes (test_docs)
+    ("evidence", "quiet", f"python3 web.py cite-check {SYNTHESIS} --table"),
+    ("audit", "quiet", ("python3 web.py hook post", agent_answer("citation-auditor", f"Synthesis: {SYNTHESIS}",
+                                                                 "Problems: 0\n"))),
+    ("long-page", "quiet", "python3 web.py scrape https://guide.example.org/tide-pools --topic demo --force"),
+    ("note", "quiet", ("python3 web.py hook post", agent_answer("page-reader", f"Page: {GUIDE}", NOTE))),
+    *[step for current in ("example-org-tides.md", "example-org-tides.v2.md") for step in (
+        # as if the site had changed since: its current version's text no longer what it serves
+        (f"changed-{current}", "edit", (f"md/demo/web/{current}", "rocky hollows", "rock pools")),
+        (f"refresh-{current}", "quiet", "python3 web.py refresh --topic demo --all"))],
 ]
+SHOWN = ("serve", "run", "write", "show")   # the actions whose block README shows
 SHOWN_PORTS = {"SEARXNG_URL": 38861, "FIRECRAWL_URL": 39347}   # the stand-ins' ports as README shows them
+SHOWN_RUN = "20261204T183513Z-2462"   # the run's id and day as README shows them, whenever it was written
 VOLATILE = [(re.compile(r'"elapsed_ms":\d+'), '"elapsed_ms":0'),
             (re.compile(r"\d{8}T\d{6}Z-[0-9a-f]{4}"), "RUN"), (re.compile(r"\d{4}[-/]\d{2}[-/]\d{2}"), "DATE"),
             (re.compile(r"\[\[\d{4}, \d{1,2}, \d{1,2}\]\]"), "[[DATE]]"),
@@ -133,9 +160,10 @@ def differences(readme, blocks, generated):
 
 
 def session_outputs(runner=None):
-    """{example name: block text} from a session against the stand-ins, in a temporary copy of the
-    project. `runner(project, env, argv, stdin)` → (exit code, stdout, stderr) runs one command; by
-    default `python3 web.py` in its own process, as README shows it."""
+    """({example name: block text}, [every file and folder the session left, as a path from the project
+    with folders ending in /, and every md/ path it printed]) from a session against the stand-ins, in a
+    temporary copy of the project. `runner(project, env, argv, stdin)` → (exit code, stdout, stderr) runs one
+    command; by default `python3 web.py` in its own process, as README shows it."""
     env = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy") and not k.startswith(
         ("WEB_", "SEARXNG_", "FIRECRAWL_", "CLAUDE_"))}
     env.update(WEBTOOLS_HOST="127.0.0.1", LANG="C.UTF-8", PYTHONPATH=os.path.join(TESTS, "guard"))
@@ -145,13 +173,16 @@ def session_outputs(runner=None):
         shutil.copy(os.path.join(ROOT, "web.py"), project)
         os.mkdir(os.path.join(project, "md"))   # the md root, as the repository ships it
         env.update(urls)
-        blocks = play(project, env, runner or run_process, banner)
+        blocks, printed = play(project, env, runner or run_process, banner)
+        files = [os.path.relpath(os.path.join(folder, name), project).replace(os.sep, "/") + end
+                 for folder, folders, names in os.walk(project) for name, end in
+                 [(n, "/") for n in folders] + [(n, "") for n in names]]
     finally:
         standins.terminate()
         standins.communicate(timeout=10)
         shutil.rmtree(project, ignore_errors=True)
     shown = {str(urlsplit(urls[name]).port): str(port) for name, port in SHOWN_PORTS.items()}
-    return {name: show_ports(block, shown) for name, block in blocks.items()}
+    return {name: show_run(show_ports(block, shown)) for name, block in blocks.items()}, files + printed
 
 
 def start_standins(command, env):
@@ -172,6 +203,12 @@ def show_ports(text, shown):
     return re.sub(r"(?<=127\.0\.0\.1:)(\d+)", lambda m: shown.get(m.group(1), m.group(1)), text)
 
 
+def show_run(text):
+    """Text with the session's run id and today's date as SHOWN_RUN's: README keeps one day, as it keeps one port."""
+    shown_day = f"{SHOWN_RUN[:4]}-{SHOWN_RUN[4:6]}-{SHOWN_RUN[6:8]}"
+    return re.sub(r"\d{8}T\d{6}Z-[0-9a-f]{4}", SHOWN_RUN, text).replace(f"{web.now_utc():%Y-%m-%d}", shown_day)
+
+
 def run_process(project, env, argv, stdin):
     proc = subprocess.run([sys.executable] + argv, cwd=project, env=env, capture_output=True, input=stdin,
                           timeout=60)
@@ -188,16 +225,28 @@ def excerpt(text, lines):
 
 
 def play(project, env, runner, banner):
-    blocks, fill = {}, {}
+    """({name: block} of the shown steps, [every md/ path the commands printed])."""
+    blocks, fill, printed = {}, {}, []
     for name, action, argument in SESSION:
         if action == "serve":
             blocks[name] = f"$ {argument}\n{banner}"
             continue
-        if action == "run":
-            code, out, err = runner(project, env, shlex.split(argument)[1:], None)
-            blocks[name] = f"$ {argument}\n{err}{out}" + (f"[exit {code}]\n" if code else "")
+        if action in ("run", "quiet"):
+            command, payload = argument if action == "quiet" and isinstance(argument, tuple) else (argument, None)
+            stdin = json.dumps(dict(payload, cwd=project)).encode("utf-8") if payload else None
+            code, out, err = runner(project, env, shlex.split(command)[1:], stdin)
+            printed += re.findall(r"(?<![\w/])md/[\w./-]+[\w/]", err + out)
+            if action == "run":
+                blocks[name] = f"$ {argument}\n{err}{out}" + (f"[exit {code}]\n" if code else "")
             if name == "init":
                 fill = {"run": json.loads(out)["run"], "date": f"{web.now_utc():%Y-%m-%d}"}
+            continue
+        if action == "edit":
+            path, old, new = argument
+            with open(os.path.join(project, path), encoding="utf-8", newline="") as handle:
+                text = handle.read()
+            with open(os.path.join(project, path), "w", encoding="utf-8", newline="") as handle:
+                handle.write(text.replace(old, new))
             continue
         path, content, lines = (argument + (None,))[:3]
         path = os.path.join(project, path)
@@ -210,7 +259,7 @@ def play(project, env, runner, banner):
             with open(path, encoding="utf-8") as handle:
                 content, lines = handle.read(), content
         blocks[name] = excerpt(content, lines)
-    return blocks
+    return blocks, printed
 
 
 def tables():
@@ -276,10 +325,160 @@ def markers(readme):
     return [m.group(2) for m in EXAMPLE.finditer(readme)], [m.group(2) for m in TABLE.finditer(readme)]
 
 
+# --- what README quotes in its prose: messages, file names, exit codes, each checked against the code ---
+
+FENCE = re.compile(r"^ {0,3}(```+)[^\n]*\n(.*?)^ {0,3}\1[ \t]*$", re.S | re.M)
+PROGRAMS = ("python3", "web.py", "claude", "docker", "npm", "pip", "cd", "unset", "unshare")   # what README runs
+
+
+def prose(markdown):
+    """Markdown without its fenced blocks and HTML comments."""
+    return re.sub(r"<!--.*?-->", "", FENCE.sub("", markdown), flags=re.S)
+
+
+def code_spans(markdown):
+    """The `code spans` of the prose, whitespace collapsed (a span may run over a line break)."""
+    return [" ".join(m.group(1).split()) for m in re.finditer(r"(?<!`)`([^`]+)`(?!`)", prose(markdown))]
+
+
+def is_command(span):
+    """A command line (web.py's, or a program README names), or an option: what the user types, not output."""
+    words = span.split()
+    return (words[0] in web.COMMANDS or words[0] in PROGRAMS or words[0].startswith(("/", "$", "-"))
+            or any(re.fullmatch(r"--?[a-z][\w-]*", word) for word in words))
+
+
+def option_problem(span, parser):
+    """The first option a web.py command line names that its command does not have, or None."""
+    words = re.sub(r"^(?:python3 )?web\.py |^/research ", lambda m: "init " if "research" in m.group() else "",
+                   span).split()
+    commands = next(action for action in parser._actions if action.choices and "search" in action.choices).choices
+    if words[0] not in commands:
+        return None
+    known = {option for action in commands[words[0]]._actions for option in action.option_strings}
+    return next((word for word in re.findall(r"--[a-z][\w-]*", span) if word not in known), None)
+
+
+def printable(path):
+    """(chunks, strings) of a Python file: the literal parts of its strings (an f-string's between its
+    fields), and each whole string but docstrings, whitespace collapsed: all the text it can print."""
+    import ast
+    with open(path, encoding="utf-8") as handle:
+        tree = ast.parse(handle.read())
+    docstrings = {id(n.body[0].value) for n in ast.walk(tree)
+                  if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef)) and n.body
+                  and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+    strings = {" ".join(n.value.split()) for n in ast.walk(tree)
+               if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docstrings}
+    parts = {" ".join(v.value.split()) for n in ast.walk(tree) if isinstance(n, ast.JoinedStr)
+             for v in n.values if isinstance(v, ast.Constant)}
+    return "\n".join(strings | parts), strings
+
+
+PLAIN = re.compile(r"[(\"'“‘]*[A-Za-z][A-Za-z'’-]*[)\"'”’,.;:?!]*")
+
+
+def message_problem(span, printed):
+    """For a span that quotes output (it starts `web.py:` or holds two plain words in a row): the first run
+    of its words (between placeholders `…`, `<x>`, `N` and values such as `5`, `host:port`) that no string of
+    the code holds, else None. A run may join strings at punctuation (`SearXNG: answered`) or be whole
+    strings side by side (`FAIL firecrawl`)."""
+    chunks, strings = printed
+    words = re.sub(r"<[^<>]*>", " … ", span).split()
+    runs, run = [], []
+    for word in words + ["…"]:
+        if PLAIN.fullmatch(word) and not re.fullmatch(r"[A-Z]|NN|true|false|null", word.strip("(),.;:\"")):
+            run.append(word)
+        elif run:
+            runs, run = runs + [" ".join(run)], []
+    if not span.startswith("web.py:") and not any(" " in r for r in runs):
+        return None
+
+    def found(text):
+        text = text.strip(" (),.;:?!\"'“”‘’")
+        return not text or re.search(rf"(?<!\w){re.escape(text)}(?!\w)", chunks) is not None
+
+    def held(run):
+        if found(run):   # in one string
+            return True
+        parts = re.split(r"(?<=[,;:?!)])\s+|\s+(?=\()", run)
+        if len(parts) > 1 and all(held(part) for part in parts):   # strings joined at punctuation
+            return True
+        if all(word.strip(" ,;:") in strings for word in run.split()):   # whole strings side by side
+            return True
+        noun, _, rest = run.partition(" ")   # `3 quotes no longer …`: a count's noun, then a string
+        return bool(rest) and noun[:-1] in strings and held(rest)
+    return next((run for run in runs if not held(run)), None)
+
+
+def trees(markdown):
+    """[path, …] of each fenced block that draws a folder (its first line a path ending in /): each entry as
+    a full path, a folder ending in /; lines indented past an entry's children continue its description."""
+    paths = []
+    for block in FENCE.finditer(markdown):
+        lines = block.group(2).splitlines()
+        if not lines or not re.fullmatch(r"\S+/", lines[0]):
+            continue
+        stack = [(0, lines[0])]
+        paths.append(lines[0])
+        for line in lines[1:]:
+            indent = len(line) - len(line.lstrip())
+            while len(stack) > 1 and stack[-1][0] >= indent:
+                stack.pop()
+            if not line.strip() or indent != stack[-1][0] + 2:
+                continue
+            path = stack[-1][1] + line.split()[0]
+            paths.append(path)
+            if path.endswith("/"):
+                stack.append((indent, path))
+    return paths
+
+
+TOPIC_NAME = re.compile(r"(?:md/|web/|notes/|[_*<-])[\w.<>*/-]*(?:\.(?:md|json|jsonl|txt)|/)")
+FILLS = {"date": r"\d{4}-\d{2}-\d{2}", "today": r"\d{4}-\d{2}-\d{2}", "YYYY-MM-DD": r"\d{4}-\d{2}-\d{2}",
+         "slug": r"[a-z0-9-]+", "page": r"[a-z0-9-]+", "topic": r"[^/]+", "run": r"\d+", "round": r"\d+"}
+
+
+def topic_names(markdown):
+    """The names of a topic's files and folders the prose quotes (`md/T/web/<slug>.md`, `_notes.md`, `-audit.md`
+    …) and the paths its folder drawings show."""
+    spans = [s for s in code_spans(markdown) if TOPIC_NAME.fullmatch(s)]
+    return spans + trees(markdown)
+
+
+def name_pattern(name, goal_slug):
+    """A regex for the paths a quoted name stands for: <goal-slug> is the session's, <date>, <slug> … what
+    fills them (KeyError for another), `*` and an upper-case letter (md/T/, .vN.md) any part of a name,
+    a day a day, and a topic any topic (md/python-asyncio/…); a name not under md/ may end any path."""
+    fills = dict(FILLS, **{"goal-slug": re.escape(goal_slug)})
+
+    def fill(part):
+        if part.startswith("<"):
+            return fills[part[1:-1]]
+        if part == "*":
+            return "[^/]*"
+        if part[:1].isdigit():
+            return FILLS["date"]
+        return "[^/]+" if part.isupper() else re.escape(part)
+    name = re.sub(r"^md/[^/]+/", "md/<topic>/", name.rstrip("."))
+    pattern = "".join(fill(part) for part in re.split(r"(<[^<>]+>|\*|\d{4}-\d{2}-\d{2}|[A-Z]+)", name))
+    return ("^" if name.startswith("md/") else "" if name.startswith(("-", "*")) else "(?:^|/)") + pattern + "$"
+
+
+def quoted_exit_codes(markdown):
+    """Every exit code the prose names: `exit 2`, and each code or range opening a clause of a sentence that
+    starts with one (`Exit 0 when …, 1 when …, 3–5 when …`)."""
+    codes = set()
+    for sentence in re.findall(r"\b[Ee]xits?\s+\d[^.]*", prose(markdown)):
+        for first, last in re.findall(r"(?:[,;]\s+|\bor\s+|\b[Ee]xits?\s+)(\d+)(?:–(\d+))?(?=[\s,)]|$)", sentence):
+            codes.update(range(int(first), int(last or first) + 1))
+    return codes
+
+
 def main():
     with open(README, encoding="utf-8") as handle:
         readme = handle.read()
-    blocks, generated = session_outputs(), tables()
+    blocks, generated = session_outputs()[0], tables()
     if "--write" in sys.argv[1:]:
         with open(README, "w", encoding="utf-8") as handle:
             handle.write(fill(readme, blocks, generated))

@@ -284,10 +284,20 @@ def first_sentence(markdown):
 
 
 def found_hits(query, findable):
-    """Result rows for the findable pages that hold every word of the query, in the order they were added."""
-    wanted = words_of(query)
+    """Result rows for the findable pages that hold every word of the query, in the order they were added.
+    SearXNG passes `site:D` on to its engines, and those that know it keep only D and its subdomains (several:
+    all of them): so do these, unlike a set search, which may stand for an engine that ignores it."""
+    terms = query.split()
+    sites = [term[5:].lower() for term in terms if term.lower().startswith("site:")]
+    wanted = words_of(" ".join(term for term in terms if not term.lower().startswith("site:")))
     return [make_hit(url, title, first_sentence(markdown)) for url, (title, markdown) in findable.items()
-            if wanted and wanted <= words_of(f"{title} {markdown}")]
+            if (wanted or sites) and wanted <= words_of(f"{title} {markdown}") and all(on_site(url, s) for s in sites)]
+
+
+def on_site(url, site):
+    """True when the URL's host is the site or one of its subdomains, as `site:` reads it."""
+    host = urlsplit(url).hostname or ""
+    return host == site or host.endswith("." + site)
 
 
 def make_hit(url, title=None, content=None, engine="localjson-a"):
@@ -407,26 +417,62 @@ def captured_reply(name, key=None):
 
 
 DEMO_PAGES = {   # url -> (title, markdown): the tide-pools box of README's examples
-    "https://shore.example.edu/intertidal-zones": (
-        "Intertidal zonation", "# Intertidal zonation\n\nThe intertidal zone is the strip of shore that the tide "
-        "covers and uncovers twice a day. Ecologists divide it into bands by how long each stays dry: organisms "
-        "higher on the shore must survive hours of heat and air. A 2019 survey of 32 rocky pools found that the "
-        "high zone held 5 to 9 species, the low zone more than 40. " * 3),
-    "https://census.example.org/shore-species-2023": (
-        "Shore species census 2023", "# Shore species census 2023\n\nVolunteers counted 1,240 ochre sea stars "
-        "across 32 pools in 2023, up from 980 in 2021. The census was led by the Coastal Monitoring Network. "
-        "Counts were made at the lowest tides of the year, when the low zone is exposed. " * 3),
-    "https://sealife.example.net/barnacles": (
-        "Barnacles: filter feeders of the high zone", "# Barnacles\n\nAcorn barnacles glue themselves head-first "
-        "to rock and feed by sweeping the water with feathery legs called cirri. They close their plates at low tide "
-        "to keep from drying out. " * 5),
+    "https://shore.example.edu/intertidal-zones": ("Intertidal zonation", """# Intertidal zonation
+
+The intertidal zone is the strip of shore that the tide covers and uncovers twice a day. Ecologists divide it \
+into bands by how long each stays dry: organisms higher on the shore must survive hours of heat and air, while \
+those lower down are rarely out of the water for long.
+
+The splash zone is wetted only by spray and storm waves. Below it, the high zone is covered for a few hours at \
+each high tide, the middle zone by every tide, and the low zone is bare only at the lowest tides of the month.
+
+A 2019 survey of 32 rocky pools found that the high zone held 5 to 9 species, the low zone more than 40. Pools \
+low on the shore stay cool and rarely dry out, so animals that cannot seal themselves in can live there.
+"""),
+    "https://census.example.org/shore-species-2023": ("Shore species census 2023", """# Shore species census 2023
+
+Volunteers counted 1,240 ochre sea stars across 32 pools in 2023, up from 980 in 2021. The census was led by the \
+Coastal Monitoring Network, whose volunteers have counted the same pools every other summer since the network \
+began; this rise is the largest it has recorded.
+
+## Method
+
+Counts were made at the lowest tides of the year, when the low zone is exposed. Each pool was searched by a pair \
+of volunteers, who counted every animal they could see without turning rocks over.
+
+## Other species
+
+Purple shore crabs and black turban snails were counted in the same pools; both were about as common as in the \
+census before.
+"""),
+    "https://sealife.example.net/barnacles": ("Barnacles: filter feeders of the high zone", """# Barnacles
+
+Acorn barnacles glue themselves head-first to rock and feed by sweeping the water with feathery legs called \
+cirri. They close their plates at low tide to keep from drying out.
+
+## Life in the high zone
+
+Few animals stand the heat and air of the high zone as well as barnacles do. Their larvae drift in the plankton \
+for weeks before they settle on bare rock, often beside older barnacles.
+
+## Predators
+
+Dog whelks drill through the plates, and when the tide covers the rock, hungry crabs pick off the young ones.
+"""),
     "https://example.com": (   # doctor's test page, as the real one reads
         "Example Domain", "Example Domain\n==============\n\nThis domain is for use in illustrative examples in "
         "documents. You may use this domain in literature without prior coordination or asking for permission.\n\n"
         "[More information...](https://www.iana.org/domains/example)\n"),
-    "https://marine.example.org/anemones": (
-        "Sea anemones of the rocky shore", "# Sea anemones\n\nGiant green anemones owe their colour to "
-        "symbiotic algae living in their tissue. They sting small prey with their tentacles. " * 6),
+    "https://marine.example.org/anemones": ("Sea anemones of the rocky shore", """# Sea anemones
+
+Giant green anemones owe their colour to symbiotic algae living in their tissue. They sting small prey with \
+their tentacles and pull it into the mouth at their centre.
+
+## Where to look
+
+Anemones keep to the low zone and to pools that never drain. At low tide those out of the water fold their \
+tentacles in and look like blobs of green jelly.
+"""),
 }
 DEMO_SEARCHES = {   # query -> [(url, title, snippet)]
     "tide pool ecology": [
@@ -490,16 +536,57 @@ def demo_box(searx, fire):
 FIELD_GUIDE_URL = "https://guide.example.org/tide-pools"
 
 
+GUIDE_INTRO = (
+    "A rocky shore is not one place but several, stacked one above the other by the tide. Each band spends a "
+    "different share of the day under water, and each has its own residents, suited to just that much air and "
+    "just that much sea. This guide walks down the shore from the top, band by band, and says what each is like "
+    "and who lives there. Go at a falling tide, start high and follow the water down, and be back above the "
+    "high zone before the tide turns: on a flat shore it comes in faster than you can walk over wet rock.")
+GUIDE_TEXT = (   # (zone, what the band is like, who lives here): a long page a page-reader reads
+    ("High zone",
+     "The high zone is the first band below the splash zone. The sea covers it for only a few hours around each "
+     "high tide, and for the rest of the day it lies open to sun, wind and rain. Pools up here are shallow and "
+     "change fast: on a summer afternoon the water can grow warm enough to feel in the hand, and after a storm of "
+     "rain it is nearly fresh. Whatever lives here must put up with both, and with the long hours in the air. "
+     "Walk slowly, because the rock is often bare and dry and the animals on it are easy to crush underfoot.",
+     "Acorn barnacles cover much of the rock, closed tight until the water returns. Rough periwinkles graze the "
+     "thin film of algae, and limpets clamp down on the spot they come back to after every tide, so firmly that "
+     "a hard pull will not move them. In the pools themselves look for tiny copepods, a few hardy shrimps and "
+     "green weed that bleaches white by late summer. Lichens mark the upper edge of the band as black and orange "
+     "crusts that are easy to mistake for stains on the rock. Most of these animals are still at low tide; come "
+     "back when the water covers them and the same rock is busy with feeding."),
+    ("Middle zone",
+     "The middle zone is covered and uncovered by every tide, so it spends about half of each day under water. "
+     "It is the widest band on most shores and the one a visitor crosses first at an ordinary low tide. The rock "
+     "is crowded here: almost every surface is taken, and the animals and weeds compete for room. Brown wracks "
+     "hang in curtains over the rock, and lifting one gently shows how much shelter it gives to the animals "
+     "beneath it while the tide is out. Footing is poor on the weed, so keep to bare patches of rock and test "
+     "each step before putting your weight on it.",
+     "Blue mussels form dense beds that trap sand and shelter worms, crabs and young fish. Predatory whelks hunt "
+     "through the beds, and shore crabs hide under the wracks until the tide comes back. Goose barnacles appear "
+     "where waves break hard. Beadlet anemones, red and closed like jelly sweets at low tide, open again once they "
+     "are covered. The pools of this band hold blennies, prawns and the first of the larger seaweeds, and a "
+     "patient visitor who sits still beside one for a few minutes will see far more than one who keeps moving."),
+    ("Low zone",
+     "The low zone is uncovered only at the lowest tides of the month, and on some days not at all. Its pools are "
+     "deep, cool and steady, more like the open sea than like the pools higher up. This is where the greatest "
+     "number of species lives, and where a visit is best timed with a tide table in hand. Kelp marks the lower "
+     "edge of the band, its long brown fronds lying flat on the rock until the water lifts them.",
+     "Sea urchins graze the rock bare in patches, and large green anemones spread their tentacles in the deepest "
+     "pools. Sponges and sea squirts crowd the overhangs, and nudibranchs in bright colours feed on them. Octopuses "
+     "sometimes shelter in crevices here during the day. Leave every animal where you found it, and turn any rock "
+     "you lift back the way it lay, since the animals underneath cannot survive long in the sun. Watch the "
+     "sea while you look: the low zone is the first band the rising tide takes back."),
+)
+
+
 def field_guide():
     """A long page as Firecrawl writes one: a menu of links, a setext title, setext and ATX sections."""
-    zones = ("High zone", "Middle zone", "Low zone")
-    lines = [f"- [{name}](https://guide.example.org/{name.split()[0].lower()})" for name in zones + ("Glossary",)]
-    lines += ["", "The tide pool field guide", "=========================", ""]
-    for k, zone in enumerate(zones, 1):
-        lines += [zone, "-" * len(zone), ""]
-        lines += ["### Who lives here", ""]
-        lines += [f"The {zone.lower()} is shore band {k} of 3, and this paragraph about who lives here runs on "
-                  f"for a while, as field guides do, with advice for visitors and notes on the animals. " * 8, ""]
+    zones = [zone for zone, _, _ in GUIDE_TEXT]
+    lines = [f"- [{name}](https://guide.example.org/{name.split()[0].lower()})" for name in zones + ["Glossary"]]
+    lines += ["", "The tide pool field guide", "=========================", "", GUIDE_INTRO, ""]
+    for zone, band, residents in GUIDE_TEXT:
+        lines += [zone, "-" * len(zone), "", band, "", "### Who lives here", "", residents, ""]
     return "\n".join(lines) + "\n"
 
 

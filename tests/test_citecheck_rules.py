@@ -290,7 +290,7 @@ def test_a_file_that_is_not_a_synthesis_is_a_usage_error(run, md_root, tmp_path,
     path.write_text(synthesis(f"- Recovery was fast {REEF1}."), encoding="utf-8")
     r = run("cite-check", path)
     assert r.code == web.EXIT_USAGE and r.out == "" and r.err == (
-        f"web.py: usage: {web.display_path(path)} is not a synthesis — give md/<topic>/<goal-slug>-synthesis.md\n")
+        f"web.py: usage: {web.display_path(path)} is not a synthesis — give md/<topic>/<goal-slug>-<date>-synthesis.md\n")
 
 
 def test_a_synthesis_of_a_topic_without_pages_yet_is_checked(run, md_root):

@@ -96,7 +96,7 @@ def test_the_auditor_is_refused_in_these_words(gate, project, tmp_path):
         'run citation-auditor with "run_in_background": false: its findings come back as the tool\'s result and '
         'web.py records them')
     named = ("citation-auditor: name the one synthesis to audit in the prompt "
-             "(md/<topic>/<goal-slug>-synthesis.md)")
+             "(md/<topic>/<goal-slug>-<date>-synthesis.md)")
     assert refusal(gate, auditor_call("pretooluse-agent.json", project, path, prompt="Audit it, please.")) == named
     outside = tmp_path / "elsewhere" / "md" / "reefs" / "reefs-synthesis.md"   # not under the md root
     outside.parent.mkdir(parents=True)

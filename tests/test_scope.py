@@ -16,12 +16,17 @@ from test_hardening import check_bad, snapshot
 @pytest.mark.parametrize("given, domain", [
     ("example.org", "example.org"), ("Example.ORG", "example.org"), ("https://www.example.org/path", "example.org"),
     ("www.example.org", "example.org"), ("악마.kr", "xn--hz2b33s.kr"), ("sub.example.co.uk", "sub.example.co.uk"),
+    # a URL as pasted from the browser: its host, whatever comes with it
+    ("https://www.example.org:8443/a?b=1#c", "example.org"), ("https://me@example.org", "example.org"),
+    ("https://example.org?q=tides", "example.org"), ("example.org/path/", "example.org"),
+    ("https://bücher.example/", "xn--bcher-kva.example"),
 ])
 def test_domains_are_normalised(given, domain):
     assert web.check_domain(given, "--site") == domain
 
 
-@pytest.mark.parametrize("given", ["", "localhost", "exa mple.org", "-bad.org", "bad-.org", "a..b", "x" * 64 + ".org"])
+@pytest.mark.parametrize("given", ["", "localhost", "exa mple.org", "-bad.org", "bad-.org", "a..b", "x" * 64 + ".org",
+                                   "file:///etc/hosts", "https://", "http://[::1"])
 def test_bad_domains_are_usage_errors(given):
     with pytest.raises(web.Failure) as err:
         web.check_domain(given, "--site")

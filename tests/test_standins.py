@@ -115,14 +115,15 @@ def test_an_unknown_url_gets_firecrawls_captured_answer_for_a_missing_page(fire)
     assert status == 200 and answer == expected
 
 
-def urls_found(run, query):
-    return [hit["url"] for hit in run("search", query, "--json").json["results"]]
+def urls_found(run, query, *options):
+    return [hit["url"] for hit in run("search", query, *options, "--json").json["results"]]
 
 
 def test_a_query_nobody_set_finds_the_demo_pages_that_hold_all_its_words(run, searx, fire):
     demo_box(searx, fire)
     assert urls_found(run, "sea stars") == ["https://census.example.org/shore-species-2023"]
-    assert urls_found(run, "Barnacles high zone") == ["https://sealife.example.net/barnacles"]
+    assert urls_found(run, "Barnacles high zone") == ["https://sealife.example.net/barnacles",   # in the order added
+                                                      "https://guide.example.org/tide-pools"]
     assert urls_found(run, "quantum chromodynamics") == []
     assert urls_found(run, "tide pool ecology")[:2] == ["https://example.org/tides",   # a set search is as set
                                                         "https://shore.example.edu/intertidal-zones"]
@@ -132,3 +133,31 @@ def test_without_pages_to_find_only_the_captured_query_has_hits(run, searx):
     assert urls_found(run, "tide pools") == []
     captured = [row["url"] for name in ("normal.json", "pageno2.json") for row in fixture("searxng", name)["results"]]
     assert urls_found(run, "hello world") == captured   # its pages 1 and 2, as captured
+
+
+def test_site_finds_that_sites_pages_and_its_subdomains_as_searxngs_engines_do(run, searx, fire):
+    """SearXNG hands `site:` on to its engines; those that know it keep the site and its subdomains."""
+    demo_box(searx, fire)
+    everywhere = urls_found(run, "tide pools")
+    on_site = [url for url in everywhere if web.in_domain(web.site_key(url), "example.org")]
+    assert len(on_site) >= 2 and "https://shore.example.edu/intertidal-zones" in everywhere
+    assert urls_found(run, "tide pools", "--site", "example.org") == on_site
+    assert searx.queries_seen()[-1] == "tide pools site:example.org"
+    assert urls_found(run, "site:guide.example.org") == ["https://guide.example.org/tide-pools"]   # a site alone
+
+
+@pytest.mark.parametrize("pasted", ["https://www.example.org/", "https://www.example.org/tides?from=a#top",
+                                    "www.example.org", "EXAMPLE.org:443"])
+def test_site_and_exclude_site_take_a_pasted_url_as_its_host(run, searx, fire, pasted):
+    demo_box(searx, fire)
+    everywhere = urls_found(run, "tide pools")
+    on_site = [url for url in everywhere if web.in_domain(web.site_key(url), "example.org")]
+    assert urls_found(run, "tide pools", "--site", pasted) == on_site
+    assert urls_found(run, "tide pools", "--exclude-site", pasted) == [url for url in everywhere if url not in on_site]
+
+
+def test_a_pasted_address_without_a_host_is_refused_with_the_fix(run):
+    r = run("search", "tide pools", "--exclude-site", "file:///home/me/bookmarks.html")
+    assert (r.code, r.out) == (web.EXIT_USAGE, "")
+    assert r.err == ("web.py: usage: --exclude-site: 'file:///home/me/bookmarks.html' is not a domain — write a host "
+                     "name such as example.org (its subdomains are included)\n")

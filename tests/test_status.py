@@ -4,7 +4,7 @@ import json
 import re
 
 import pytest
-from standins import Reply, captured_reply, make_hit
+from standins import Reply, captured_reply, make_hit, page_body
 
 import web
 from test_hardening import snapshot
@@ -275,3 +275,27 @@ def test_the_next_step_of_every_phase(facts, synthesis, sentence):
     notes, audit = {"done": [], "need": facts.pop("need", [])}, facts.pop("audit", None)
     entry = {"status": synthesis, "errors": 4, "path": "md/t/x-synthesis.md", "audit": audit}
     assert web.next_step("t", facts, entry, notes) == sentence
+
+
+def test_the_manifests_scrape_count_is_the_requests_firecrawl_received(run, fire, md_root):
+    """A --force that came back unchanged and a body another URL already has were asked for; a URL saved,
+    listed twice, blocked by the policy or private was not."""
+    body = "Tide pools hold seawater when the tide goes out, and much lives in them. " * 4
+    for url, ending in (("https://a.org/", "A."), ("https://b.org/", "B."), ("https://copy.org/", "A.")):
+        fire.set_page(url, page_body(url, body + ending))
+    run("init", "g", "--topic", "t", "--max-sources", "9")
+    (md_root / "t" / "sources.txt").write_text("block blocked.org\n", encoding="utf-8")
+    run("scrape", "https://a.org/", "https://b.org/", "https://gone.org/", "--topic", "t")   # 2 saved, a 404
+    picks = md_root / "t" / "picks.json"
+    picks.write_text(json.dumps([{"url": u} for u in ("https://a.org/", "https://a.org/", "https://blocked.org/",
+                                                       "https://10.0.0.1/x")]), encoding="utf-8")
+    report = run("scrape", "--from", str(picks), "--topic", "t", "--json").json
+    assert [(e["reason"], e["url"]) for e in report["skipped"]] == [("already saved", "https://a.org/"),
+                                                                    ("duplicate candidate", "https://a.org/")]
+    assert [(e["kind"], e["url"]) for e in report["failed"]] == [("policy", "https://blocked.org/"),
+                                                                 ("invalid-url", "https://10.0.0.1/x")]
+    run("scrape", "https://a.org/", "--topic", "t", "--force")                                # unchanged
+    assert run("scrape", "https://copy.org/", "--topic", "t", "--json").json["skipped"][0]["reason"] == "duplicate"
+    asked = len(fire.scraped_urls())
+    assert asked == 5
+    assert re.search(r"requests: .*, (\d+) scrapes", run("manifest", "--topic", "t").out).group(1) == str(asked)
