@@ -3479,7 +3479,8 @@ def outline_facts(text):
     [[line, end, level, words, text]]} of a saved page or a corpus file (text_facts, and its main text)."""
     facts = text_facts(text)
     found = [(line, level, title) for line, _, level, _, title in facts["headings"]]
-    return dict(facts, main=list(main_text(facts.pop("text"), facts["header"], found)))
+    return dict(facts, words=sum(facts["words"][facts["header"]:]),
+                main=list(main_text(facts.pop("text"), facts["header"], found)))
 
 
 def text_facts(text):

@@ -75,6 +75,10 @@ prefer shore.example.edu           university field station
 
 
 GUIDE = "md/demo/web/guide-example-org-tide-pools.md"
+SURVEY = "md/demo/field-survey.md"   # a corpus file long enough to be read in parts
+SURVEY_TEXT = "".join(f"# Chapter {c}\n\n" + "".join(f"Pool {c}.{n} held {n} sea stars and {c} urchins on the survey "
+                                                     f"day, as counted at low tide by the volunteers.\n\n"
+                                                     for n in range(1, 400)) for c in range(1, 4))
 NOTE = "Contributes: who lives in each zone.\nPassages:\nnone\nNumbers:\nnone\nInstructions seen: none\n"
 
 
@@ -95,7 +99,7 @@ def picks(rows):
 # (name, action, argument), played in order: "serve" shows how the stand-ins were started (the session
 # starts them first); "run" a command; "write" a file (path, text[, lines]); "show" a file (path, lines).
 # `lines`: None for all, N for the first N, (first, last) for a range; "…" marks a cut. Not shown: "quiet"
-# runs a command (or a hook fed a payload) and "edit" replaces text in a file.
+# runs a command (or a hook fed a payload), "write-quiet" writes a file and "edit" replaces text in a file.
 SESSION = [
     ("standins", "serve", "python3 tests/standins.py"),
     ("doctor", "run", "python3 web.py doctor"),
@@ -135,6 +139,10 @@ SESSION = [
         # as if the site had changed since: its current version's text no longer what it serves
         (f"changed-{current}", "edit", (f"md/demo/web/{current}", "rocky hollows", "rock pools")),
         (f"refresh-{current}", "quiet", "python3 web.py refresh --topic demo --all"))],
+    ("corpus", "write-quiet", (SURVEY, SURVEY_TEXT)),
+    ("find", "quiet", "python3 web.py find sea stars --topic demo"),
+    ("corpus-note", "quiet", ("python3 web.py hook post", agent_answer(
+        "page-reader", f"Page: {SURVEY}\nLines: {'–'.join(map(str, web.text_parts(web.text_facts(SURVEY_TEXT)['words'], web.text_facts(SURVEY_TEXT)['headings'])[0]))}", NOTE))),
 ]
 SHOWN = ("serve", "run", "write", "show")   # the actions whose block README shows
 SHOWN_PORTS = {"SEARXNG_URL": 38861, "FIRECRAWL_URL": 39347}   # the stand-ins' ports as README shows them
@@ -240,6 +248,10 @@ def play(project, env, runner, banner):
                 blocks[name] = f"$ {argument}\n{err}{out}" + (f"[exit {code}]\n" if code else "")
             if name == "init":
                 fill = {"run": json.loads(out)["run"], "date": f"{web.now_utc():%Y-%m-%d}"}
+            continue
+        if action == "write-quiet":
+            with open(os.path.join(project, argument[0]), "w", encoding="utf-8") as handle:
+                handle.write(argument[1])
             continue
         if action == "edit":
             path, old, new = argument
@@ -436,7 +448,8 @@ def trees(markdown):
 
 TOPIC_NAME = re.compile(r"(?:md/|web/|notes/|[_*<-])[\w.<>*/-]*(?:\.(?:md|json|jsonl|txt)|/)")
 FILLS = {"date": r"\d{4}-\d{2}-\d{2}", "today": r"\d{4}-\d{2}-\d{2}", "YYYY-MM-DD": r"\d{4}-\d{2}-\d{2}",
-         "slug": r"[a-z0-9-]+", "page": r"[a-z0-9-]+", "topic": r"[^/]+", "run": r"\d+", "round": r"\d+"}
+         "slug": r"[a-z0-9-]+", "page": r"[a-z0-9-]+", "topic": r"[^/]+", "run": r"\d+", "round": r"\d+",
+         "name": r"[^/]+", "first": r"\d+", "last": r"\d+"}
 
 
 def topic_names(markdown):
