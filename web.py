@@ -3620,10 +3620,12 @@ def synthesis_said(entry):
             "failing": f"fails cite-check: {counted(entry.get('errors') or 0, 'error')} ({when})",
             "changed": f"changed since cite-check ran on {when}: run it again",
             "unchecked": "not checked yet: run cite-check"}[status]
-    audit = entry.get("audit")
-    if audit:
+    audit = entry.get("audit") or {}
+    if "problems" in audit:
         said += f" · audited: {counted(audit['problems'] or 0, 'problem')}" + ("" if audit["current"] else
                                                                               ", before its last edit")
+    if audit.get("missing"):
+        said += f" · audit: {audit['slices'] - len(audit['missing'])} of {audit['slices']} slices answered"
     return said
 
 

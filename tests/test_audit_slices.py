@@ -19,7 +19,7 @@ ONE = f"Surveys counted 1,240 colonies {REEF1}."
 FOUR = (f"Surveys counted 1,240 colonies {REEF1}; water temperatures peaked at 31.5 °C in March {REEF1}. Coral cover "
         f"rose by 26.5% between the surveys {REEF1}; the census of 2020 counted 48\u2009500 residents {CENSUS2}.")
 INIT = {"run": "r1", "command": "init", "goal": "how fast do reefs recover", "synthesis": "reefs-synthesis.md",
-        "options": {"max_sources": 4}}
+        "options": {"max_sources": 4, "max_rounds": 1}}
 
 
 def long_synthesis(pairs=2 * web.SLICE_PAIRS + 1):
@@ -176,6 +176,8 @@ def test_slices_merge_into_one_audit_file_and_the_audit_is_done_when_all_have_an
     assert answer["next"] == (f"the synthesis passed cite-check: launch {call(shown, [2])}, fix every problem it "
                               f"names, run cite-check again")
     assert f"next: launch {call(shown, [2])}" in run("cite-check", long).out
+    assert f"synthesis: {shown} — passed cite-check on {TODAY} · audit: 2 of 3 slices answered\n" in \
+        run("status", "--topic", "reefs").out
     assert gate("stop", captured("stop.json"))[1]["reason"].startswith(
         f"{shown} passes cite-check but its audit lacks slices: launch {call(shown, [2])}; fix every problem")
     gate("post", slice_answer(project, long, 2, "Problems: 0"))
@@ -188,6 +190,8 @@ def test_slices_merge_into_one_audit_file_and_the_audit_is_done_when_all_have_an
                               f"then run cite-check on it again")
     assert not run("cite-check", long).out.splitlines()[-1].startswith("next:")
     assert gate("stop", captured("stop.json", session_id="a-later-session")) == (0, None, "")
+    assert f"synthesis: {shown} — passed cite-check on {TODAY} · audited: 2 problems\n" in \
+        run("status", "--topic", "reefs").out
     manifest = run("manifest", "--topic", "reefs", "--json").json
     assert manifest["syntheses"][0]["audit"] == {"problems": 2, "current": True}
 
