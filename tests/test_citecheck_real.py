@@ -24,7 +24,9 @@ def test_the_real_synthesis_prints_only_what_needs_doing_within_the_budget(run, 
         "[5]: move [5] to the words it supports, or drop it"]
     listed = [line.split(":")[0] for line in r.out.splitlines() if line.startswith("L")]
     assert listed == ["L9 weak 33%", "L20 weak 36%", "L57 weak 17%", "L58 weak 38%", "L59 weak 40%"]
-    assert r.out.splitlines()[-1] == "ok: 0 errors, 3 warnings"
+    assert r.out.splitlines()[-2:] == ["ok: 0 errors, 3 warnings", (   # 82 citation pairs: an audit in slices
+        f'next: launch the audit in 2 slices, all in one message (2 Agent calls with subagent_type "citation-auditor", '
+        f'"run_in_background": false, prompt "Synthesis: {shown}" and a second line "Slice: k of 2" for k = 1, 2)')]
 
 
 def test_the_real_synthesis_verifies_its_quotes_block_quotes_and_numbers(run, md_root):

@@ -165,8 +165,8 @@ def test_stop_asks_once_for_the_audit_of_a_passing_synthesis_of_this_session(hoo
     code, answer, err = hook("stop", captured("stop.json"))
     shown = web.display_path(path)
     assert (code, err) == (0, "") and answer == {"decision": "block", "reason": (
-        f'{shown} passes cite-check but has not been audited. Launch citation-auditor: Agent with subagent_type '
-        f'"citation-auditor", "run_in_background": false, prompt "Synthesis: {shown}"; fix every problem it names, '
+        f'{shown} passes cite-check but has not been audited: launch the audit (Agent with subagent_type '
+        f'"citation-auditor", "run_in_background": false, prompt "Synthesis: {shown}"); fix every problem it names, '
         f"then run python3 web.py cite-check {shown} again. (Asked once: the next stop is not blocked.)")}
     assert hook("stop", captured("stop-after-block.json")) == (0, None, "")
 

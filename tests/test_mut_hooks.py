@@ -65,8 +65,8 @@ def test_stop_asks_for_the_audit_in_these_words_once_and_never_after_the_audit(g
     shown = web.display_path(path)
     gate("post", captured("posttooluse-write.json", file_path=str(path)))
     assert gate("stop", captured("stop.json")) == (0, {"decision": "block", "reason": (
-        f"{shown} passes cite-check but has not been audited. Launch citation-auditor: Agent with subagent_type "
-        f'"citation-auditor", "run_in_background": false, prompt "Synthesis: {shown}"; fix every problem it names, '
+        f"{shown} passes cite-check but has not been audited: launch the audit (Agent with subagent_type "
+        f'"citation-auditor", "run_in_background": false, prompt "Synthesis: {shown}"); fix every problem it names, '
         f"then run python3 web.py cite-check {shown} again. (Asked once: the next stop is not blocked.)")}, "")
     other = captured("stop.json", session_id="a-later-session")
     gate("post", captured("posttooluse-write.json", file_path=str(path), session_id="a-later-session"))

@@ -253,8 +253,9 @@ def test_the_whole_manifest_of_a_topic_with_two_runs_a_policy_and_failures(run, 
      'launch page-reader on each long page without a note — [3] md/t/web/a.md — one Agent call a page, all in one '
      'message, "run_in_background": false; then run status again'),
     ({"round": 1, "scraped": True, "limit": 0, "need": [{"n": 3, "path": "md/t/web/a.md"}]}, "passed",
-     'the synthesis passed cite-check: launch citation-auditor on it (Agent, "run_in_background": false, prompt: '
-     "Synthesis: md/t/x-synthesis.md), fix every problem it names, run cite-check again"),
+     'the synthesis passed cite-check: launch the audit (Agent with subagent_type "citation-auditor", '
+     '"run_in_background": false, prompt "Synthesis: md/t/x-synthesis.md"), fix every problem it names, run '
+     'cite-check again'),
     ({"round": 1, "scraped": True, "limit": 0, "audit": {"problems": 2, "current": True}}, "passed",
      "the audit found 2 problems (md/t/x-audit.md): fix each one in the synthesis, then run cite-check on it again"),
     ({"round": 1, "scraped": True, "limit": 0, "audit": {"problems": 2, "current": False}}, "passed",
