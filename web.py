@@ -7066,9 +7066,9 @@ def add_find(commands):
 
 
 def add_outline(commands):
-    outline = commands.add_parser("outline", help="a saved page's headings with their lines and words, and where "
-                                                  "its main text starts (reads the page only)")
-    outline.add_argument("page", metavar="PAGE", help="a saved page, md/T/web/<slug>.md")
+    outline = commands.add_parser("outline", help="a saved page's or corpus file's headings with their lines and words, "
+                                                  "and where its main text starts (reads the file only)")
+    outline.add_argument("page", metavar="PAGE", help="a saved page, md/T/web/<slug>.md, or corpus file, md/T/<name>.md")
     outline.add_argument("--json", action="store_true", help=JSON_HELP + "; headings as [line, end, level, words, text]")
 
 
