@@ -2820,10 +2820,9 @@ def cmd_init(args, cfg):
               "synthesis": display_path(os.path.join(store.topic_dir, synthesis))}
     if earlier:
         answer["earlier"] = earlier
+    record_corpus(store.topic_dir, store.events())   # labels are given once, for the topic's life
     if args.with_corpus:
         answer["corpus"] = corpus_facts(store, store.events())
-    else:
-        record_corpus(store.topic_dir, store.events())   # labels are given once, for the topic's life
     if args.json:
         emit_json(answer)
     else:
@@ -2952,11 +2951,12 @@ def text_parts(words, headings):
     return parts + [[start, len(words)]]
 
 
-def corpus_facts(store, events, index=None):
+def corpus_facts(store, events):
     """[{"label", "path", "words", "parts" [[first, last]…], "notes" [k…]}] of the corpus files by label: the
-    parts a page-reader reads, and (1-based) which of them have a note."""
-    labels = record_corpus(store.topic_dir, events)
-    index = index or LibraryIndex(store)
+    parts a page-reader reads, and (1-based) which of them have a note. Reads the ledger, writes only the index."""
+    labels = corpus_labels(events, corpus_files(store.topic_dir),
+                           lambda n: file_sha256(os.path.join(store.topic_dir, n)))[0]
+    index = LibraryIndex(store)
     index.update({name: os.path.join(store.topic_dir, name) for name in labels})
     entries = []
     for name, label in sorted(labels.items(), key=lambda item: int(item[1][1:])):
