@@ -335,7 +335,7 @@ def test_the_report_shows_problems_then_coverage(run, md_root):
         "review: nothing to reread",
         "FAIL: 1 error, 0 warnings"]
     answer = run("cite-check", path, "--json").json
-    assert answer["schema"] == "web.cite-check/3" and answer["ok"] is False
+    assert answer["schema"] == "web.cite-check/4" and answer["ok"] is False
     assert answer["errors"] == [{"line": 12, "kind": "number-not-found", "message": "number 1,420 is not in web/reef.md"}]
 
 
@@ -538,10 +538,15 @@ def test_the_report_counts_both_kinds_of_failed_quote_and_lists_the_unchecked(ru
 
 
 def cite_check_json(run, md_root, findings):
-    """(path, answer) of cite-check --json on a synthesis with these findings, in a topic on disk."""
+    """(path, answer) of cite-check --json on a synthesis with these findings, in a topic on disk; with
+    "sentences", what the citation-auditor's prompt is given of each cited sentence (audit_sentences)."""
     path = topic_on_disk(md_root) / "reefs-synthesis.md"
     path.write_text(synthesis(findings), encoding="utf-8")
-    return path, run("cite-check", path, "--json").json
+    answer = run("cite-check", path, "--json").json
+    assert "sentences" not in answer   # the auditor's hook gives them; Claude is not printed them
+    result = web.cite_check(str(path))
+    return path, dict(answer, sentences=web.audit_sentences(
+        result, {id(s): web.support(s, result.lookup) for s in result.sentences}))
 
 
 def test_a_speaker_the_page_does_not_name_is_a_warning_in_json_too(run, md_root):

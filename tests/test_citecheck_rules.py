@@ -446,11 +446,20 @@ def test_a_full_review_list_still_fits_the_budget(run, md_root):
 def test_the_json_of_an_eight_source_synthesis_is_bounded(run, md_root, monkeypatch):
     path = citecheck_corpus.write_topic(md_root)
     answer = run("cite-check", path, "--json").json
-    assert answer["ok"] is True and len(answer["review"]) == 4
-    assert len(answer["sentences"]) == sum(1 for s in answer["sentences"] if s["cites"])
-    assert len(json.dumps(answer, ensure_ascii=False)) <= 20000
-    passages = [len(p) for s in answer["sentences"] for p in s["best"].values()]
+    assert answer["ok"] is True and len(answer["review"]) == 4 and "sentences" not in answer
+    assert len(json.dumps(answer, ensure_ascii=False)) <= 6000
+    result = web.cite_check(str(path))
+    sentences = web.audit_sentences(result, {id(s): web.support(s, result.lookup) for s in result.sentences})
+    passages = [len(p) for s in sentences for p in s["best"].values()]
     assert web.AUDIT_PASSAGE >= max(passages) > web.REVIEW_PASSAGE        # the auditor gets the longer cut
+
+
+def test_the_json_review_list_is_capped_as_the_text_one_is(run, md_root):
+    path = topic_on_disk(md_root) / "reefs-synthesis.md"
+    long = "Parrotfish zebras giraffes elephants " * 8
+    path.write_text(synthesis("\n".join(f"- {long}{n} {REEF1}." for n in range(web.REVIEW_CAP + 5))), encoding="utf-8")
+    answer = run("cite-check", path, "--json").json
+    assert len(answer["review"]) == web.REVIEW_CAP and answer["review_more"] == 5
 
 
 # --- edges found by mutation testing -------------------------------------------------------------------

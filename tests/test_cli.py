@@ -60,7 +60,7 @@ def test_json_mode_prints_valid_json_even_on_config_errors(run, monkeypatch):
 def test_cite_check_usage_errors_keep_cite_checks_error_shape(run, tmp_path):
     r = run("cite-check", tmp_path / "missing-synthesis.md", "--json")
     answer = json.loads(r.out)
-    assert r.code == 2 and answer["schema"] == "web.cite-check/3" and answer["ok"] is False
+    assert r.code == 2 and answer["schema"] == "web.cite-check/4" and answer["ok"] is False
     assert answer["errors"] == [{"line": 0, "kind": "usage", "message": answer["errors"][0]["message"]}]
     assert answer["errors"][0]["message"].startswith("usage: cannot read ") and r.err == f"web.py: {answer['errors'][0]['message']}\n"
 

@@ -233,14 +233,17 @@ def review_lines(out):
     return lines[next(i for i, line in enumerate(lines) if line.startswith("review: ")):-1]
 
 
-def passage_for(answer, line):
-    """The best passages --json gives the auditor for the sentence on this line: {label: passage}."""
-    return next(s["best"] for s in answer["sentences"] if s["line"] == line)
+def passage_for(md_root, line):
+    """The best passages the auditor is given for the sentence on this line of the topic's synthesis:
+    {label: passage}."""
+    result = web.cite_check(str(md_root / "reefs" / "reefs-synthesis.md"))
+    ranked = {id(s): web.support(s, result.lookup) for s in result.sentences}
+    return next(s["best"] for s in web.audit_sentences(result, ranked) if s["line"] == line)
 
 
 def test_a_passage_that_ends_its_page_has_no_ellipsis(run, md_root):
     _, answer = cite_check_json(run, md_root, f"- The full data set is public and open {REEF1}.")
-    assert answer["review"] == [] and passage_for(answer, 12) == {"1": "The full data set is public."}
+    assert answer["review"] == [] and answer["sentences"][-1]["best"] == {"1": "The full data set is public."}
 
 
 @pytest.mark.parametrize("opening", ["(Reuters) ", "“", "¿"])
@@ -294,8 +297,8 @@ def test_a_long_sentence_is_cut_200_characters_past_the_last_word_it_shares_even
             "the northern wall and the southern flats, year after year, until the money for boats was spent")
     assert len(tail) == 200   # the full stop after it is the 201st character past "seasons"
     page = f"# Survey notes\n\nReefs recovered within two seasons{tail}. Divers agreed.\n"
-    answer = cite_check_with_page(run, md_root, f"- Reefs recovered within two seasons {KO4}.", page, "--json").json
-    assert passage_for(answer, 12) == {"4": f"Reefs recovered within two seasons{tail}…"}
+    assert cite_check_with_page(run, md_root, f"- Reefs recovered within two seasons {KO4}.", page).code == 0
+    assert passage_for(md_root, 12) == {"4": f"Reefs recovered within two seasons{tail}…"}
 
 
 # --- numbers written with a three-digit first group ----------------------------------------------------------
@@ -316,5 +319,5 @@ DIVES = "今年夏天潜水员在北方海域记录了每一次下潜并拍摄�
 def test_a_passage_that_leaves_out_a_pages_first_character_starts_with_an_ellipsis(run, md_root):
     # each Chinese character is a word: the 40 words before 复 start at the page's second character
     page = f"甲{DIVES}珊瑚礁恢复。其后资金用完了。\n"
-    answer = cite_check_with_page(run, md_root, f"- 珊瑚礁恢复 {KO4}.", page, "--json").json
-    assert passage_for(answer, 12) == {"4": f"…{DIVES}珊瑚礁恢复。其后资金用完了。"}
+    assert cite_check_with_page(run, md_root, f"- 珊瑚礁恢复 {KO4}.", page).code == 0
+    assert passage_for(md_root, 12) == {"4": f"…{DIVES}珊瑚礁恢复。其后资金用完了。"}
