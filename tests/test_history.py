@@ -96,20 +96,21 @@ def test_a_second_run_of_a_goal_writes_its_own_synthesis_and_init_names_the_earl
     mine = md_root / "s" / f"how-do-sea-stars-fare-{TODAY}-2-synthesis.md"   # the same day: -2
     assert answer["synthesis"] == web.display_path(mine)
     audit = web.display_path(md_root / "s" / f"how-do-sea-stars-fare-{TODAY}-audit.md")
-    assert answer["earlier"] == [{"path": web.display_path(path), "run": first, "date": TODAY, "status": "passed",
-                                  "errors": 0, "checked": TODAY, "audit": {"problems": 0, "current": True,
-                                                                           "path": audit}}]
+    assert answer["earlier"] == {"path": web.display_path(path), "run": first, "date": TODAY, "status": "passed",
+                                 "errors": 0, "checked": TODAY, "audit": {"problems": 0, "current": True, "path": audit}}
+    assert answer["earlier_count"] == 1
     human = run("init", GOAL, "--topic", "s").out.splitlines()
     assert f"  earlier synthesis of this goal: {web.display_path(path)} — {TODAY} · passed cite-check on {TODAY} · " \
            f"audited: 0 problems ({audit})" in human
     status = run("status", "--topic", "s", "--json").json
     assert status["next"].startswith("search round 1")                 # never the earlier run's next step
-    assert status["synthesis"]["status"] == "unwritten" and status["earlier"][0]["path"] == web.display_path(path)
+    assert status["synthesis"]["status"] == "unwritten" and status["earlier"]["path"] == web.display_path(path)
     assert "earlier" not in run("init", "another goal", "--topic", "s", "--json").json
     unchecked = write(md_root / "s" / f"how-do-sea-stars-fare-{TODAY}-4-synthesis.md", "# Written, never checked\n")
-    human = run("init", GOAL, "--topic", "s").out    # the 4th run of the goal claimed that name; the 5th names it
-    assert f"  earlier synthesis of this goal: {web.display_path(unchecked)} — {TODAY} · not checked yet: run " \
-           f"cite-check\n" in human
+    human = run("init", GOAL, "--topic", "s").out    # no run claimed that file: it counts, before the runs' own
+    assert f"  earlier synthesis of this goal: {web.display_path(path)} — {TODAY} · passed cite-check on {TODAY} · " \
+           f"audited: 0 problems ({audit}) · the latest of 2 (the manifest lists them all)\n" in human
+    assert f'"file":"{unchecked.name}","date":"{TODAY}","status":"unchecked"' in run("manifest", "--topic", "s", "--json").out
 
 
 def test_the_manifest_lists_every_synthesis_latest_first_with_its_run_date_and_state(run, fire, md_root):

@@ -90,7 +90,7 @@ def test_every_candidate_of_a_runs_batch_has_its_ledger_line_with_run_round_quer
         dict(line, url="https://blocked.org/p", query="tides", outcome="failed", pick=3, kind="policy",
              error=policy),
         dict(line, url="https://a.org/1", query="tides", outcome="saved", pick=1, path=shown(md_root, "a-org-1.md"),
-             sha256=hashlib.sha256(body.encode("utf-8")).hexdigest(), words=262, flags=[],
+             sha256=hashlib.sha256(body.encode("utf-8")).hexdigest(), words=262, chars=len(body), flags=[],
              title="Understanding Tide Pools | Coastal Notes"),
         dict(line, url="https://b.org/2", query="rock pools", outcome="unused", pick=4,
              reason="not needed: --limit 1 was met"),
