@@ -187,6 +187,9 @@ def excerpt(text, lines):
     return ("…\n" if first > 1 else "") + "".join(rows[first - 1:last]) + ("…\n" if last < len(rows) else "")
 
 
+SHOWN_PROJECT = "/home/you/research"   # the session's project copy, where a whole path names it (doctor's md root)
+
+
 def play(project, env, runner, banner):
     blocks, fill = {}, {}
     for name, action, argument in SESSION:
@@ -195,7 +198,7 @@ def play(project, env, runner, banner):
             continue
         if action == "run":
             code, out, err = runner(project, env, shlex.split(argument)[1:], None)
-            blocks[name] = f"$ {argument}\n{err}{out}" + (f"[exit {code}]\n" if code else "")
+            blocks[name] = f"$ {argument}\n{err}{out}".replace(project, SHOWN_PROJECT) + (f"[exit {code}]\n" if code else "")
             if name == "init":
                 fill = {"run": json.loads(out)["run"], "date": f"{web.now_utc():%Y-%m-%d}"}
             continue

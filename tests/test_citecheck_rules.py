@@ -425,7 +425,7 @@ def test_everything_cite_check_prints_for_an_eight_source_synthesis_fits_the_bud
     assert r.code == 0 and len(r.out) <= 6000, r.out
     assert r.out.splitlines()[-1] == "ok: 0 errors, 0 warnings"
     kinds_listed = [line.split(":")[0].split()[1] for line in r.out.splitlines() if line.startswith("L")]
-    assert kinds_listed == ["uncited-sentence"] * 3 + ["weak"]
+    assert kinds_listed == ["uncited-sentence"] * 3 + ["header-only"] * 2 + ["weak"]   # "peer reviewed": our words
     lengths = [len(line) for line in r.out.splitlines() if line.startswith("L")]
     assert max(lengths) <= 30 + web.REVIEW_SENTENCE + web.REVIEW_PASSAGE
 
@@ -445,7 +445,7 @@ def test_a_full_review_list_still_fits_the_budget(run, md_root):
 def test_the_json_of_an_eight_source_synthesis_is_bounded(run, md_root, monkeypatch):
     path = citecheck_corpus.write_topic(md_root)
     answer = run("cite-check", path, "--json").json
-    assert answer["ok"] is True and len(answer["review"]) == 4
+    assert answer["ok"] is True and len(answer["review"]) == 6
     assert len(answer["sentences"]) == sum(1 for s in answer["sentences"] if s["cites"])
     assert len(json.dumps(answer, ensure_ascii=False)) <= 20000
     passages = [len(p) for s in answer["sentences"] for p in s["best"].values()]

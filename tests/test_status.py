@@ -41,7 +41,7 @@ def saved(round_no, name):
 
 def test_a_fresh_run_waits_for_round_1():
     facts = web.run_facts(events())
-    assert (facts["round"], facts["scraped"], facts["limit"], facts["stop"]) == (0, False, 3, [])
+    assert (facts["round"], facts["searched"], facts["scraped"], facts["limit"], facts["stop"]) == (1, False, False, 3, [])
 
 
 def test_a_searched_round_waits_for_its_scrape_and_its_limit_does_not_change():
@@ -86,16 +86,16 @@ def test_status_tells_each_phase_what_to_do_next(run, searx, fire, md_root):
     assert status_of(run, "--json").json["next"].startswith("search round 1: write 4–8 queries")
     searx.set_results("q", [make_hit("https://a.org/1"), make_hit("https://b.org/2")])
     run("search", "q", "--topic", "t")
+    picks = web.display_path(md_root / "t" / "web" / "_picks-1.1.json")
     assert status_of(run, "--json").json["next"] == (
-        "rank round 1's hits, write md/t/web/_picks-1.1.json, then run: python3 web.py scrape --topic t "
-        "--from md/t/web/_picks-1.1.json --limit 1 --json")
+        f"rank round 1's hits, write {picks}, then run: python3 web.py scrape --topic t --from {picks} --limit 1 --json")
     fire.set_page("https://b.org/2", captured_reply("timeout.json"))
     run("scrape", "https://b.org/2", "https://a.org/1", "--topic", "t", "--limit", "1")
     answer = status_of(run, "--json").json
     assert answer["next"].startswith("round 1 is done; deep round 2 is open") and answer["limit"] == 1
     assert answer["retry"] == [{"url": "https://b.org/2", "kind": "timeout", "title": "Title of https://b.org/2"}]
     human = status_of(run).out.splitlines()
-    assert human[1] == "round 1 of 2 (--deep), scraped · 1 of 2 pages saved · next --limit 1"
+    assert human[1] == "round 1 of 2, scraped · 1 of 2 pages saved · next --limit 1"
     assert "may retry: https://b.org/2 (timeout) — Title of https://b.org/2" in human
     assert human[-2] == f"date: {web.now_utc():%Y-%m-%d}"
 
@@ -127,7 +127,7 @@ def test_manifest_json_is_the_checkpoint_of_the_latest_run(run, searx, fire, md_
     run("scrape", "https://a.org/1", "https://b.org/2", "https://old.org/0", "--topic", "t", "--workers", "1")
     answer = run("manifest", "--topic", "t", "--json").json
     assert answer == {
-        "schema": "web.manifest/2", "ok": True, "path": web.display_path(md_root / "t" / "web" / "_manifest.md"),
+        "schema": "web.manifest/3", "ok": True, "path": web.display_path(md_root / "t" / "web" / "_manifest.md"),
         "run": answer["run"], "round": 1, "budget": {"max": 3, "saved": 1},   # a scrape with no search: round 1
         "saved": [{"n": 1, "title": "Understanding Tide Pools | Coastal Notes", "url": "https://old.org/0",
                    "words": 262, "earlier": True},
@@ -231,8 +231,11 @@ def test_the_whole_manifest_of_a_topic_with_two_runs_a_policy_and_failures(run, 
 
 
 @pytest.mark.parametrize("facts, synthesis, sentence", [
-    ({"round": 0}, "unwritten", "search round 1: write 4–8 queries and run them in one python3 web.py search … "
-                                "--topic t --json"),
+    ({"round": 1, "searched": False}, "unwritten", "search round 1: write 4–8 queries and run them in one python3 web.py "
+                                                   "search … --topic t --json"),
+    ({"round": 1, "searched": False, "refreshed": {"gone": [4], "changed": [2, 3]}}, "unwritten",
+     "search round 1: write 4–8 queries and run them in one python3 web.py search … --topic t --json (refresh found "
+     "[4] gone and [2–3] changed: search for what replaced them)"),
     ({"round": 2, "scraped": False, "limit": 3}, "unwritten",
      "rank round 2's hits, write md/t/web/_picks-1.2.json, then run: python3 web.py scrape --topic t --from "
      "md/t/web/_picks-1.2.json --limit 3 --json"),
@@ -271,7 +274,7 @@ def test_the_whole_manifest_of_a_topic_with_two_runs_a_policy_and_failures(run, 
 def test_the_next_step_of_every_phase(facts, synthesis, sentence):
     facts = dict(facts)   # the parameter is shared by every run of this test in one process (mutmut runs it twice)
     facts = dict({"scraped": False, "limit": 0, "stop": [], "gathered": False, "picks": f"_picks-1.{facts['round']}.json",
-                  "options": {"deep": facts.pop("deep", False)}}, **facts)
+                  "options": {"deep": facts.pop("deep", False)}, "web_dir": "md/t/web", "searched": True}, **facts)
     notes, audit = {"done": [], "need": facts.pop("need", [])}, facts.pop("audit", None)
     entry = {"status": synthesis, "errors": 4, "path": "md/t/x-synthesis.md", "audit": audit}
     assert web.next_step("t", facts, entry, notes) == sentence
