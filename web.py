@@ -181,8 +181,7 @@ def service_setting(cfg, service):
 
 
 def display_path(path):
-    """A path as the user's shell takes it: relative to the current folder, absolute outside it (Claude's
-    tools run in the project root, so their paths are relative to it)."""
+    """A path as the user's shell takes it: relative to the current folder (Claude's: the project root), else whole."""
     path = os.path.abspath(path)
     try:
         rel = os.path.relpath(path)
@@ -1339,26 +1338,21 @@ def current_first(name):
 
 
 class TopicStore:
-    """Saved pages of a topic, indexed by URL key and by body sha256, and its ledger, each read once
-    per command: the ledger from where the last read stopped, a page's facts from the ledger event
-    that recorded its save (a page file is never rewritten), else from the file, once."""
+    """Saved pages of a topic, indexed by URL key and body sha256, and its ledger, read once a command: a page's
+    facts from the ledger event that saved it (a page file is never rewritten), else from the file."""
 
-    def __init__(self, cfg, topic, events=None):
+    def __init__(self, cfg, topic):
         self.topic = topic
         self.topic_dir, self.web_dir = topic_dirs(cfg, topic)
         self.ledger_path = os.path.join(self.web_dir, "_ledger.jsonl")
-        self._events, self._read_to, self._facts = [], 0, {}   # _facts: name -> page facts of a page file
-        self._saves = {}   # page file name -> the facts of the ledger event that saved it
-        if events is not None:   # the whole ledger, read by the caller just now
-            self._events, self._read_to, self._saves = list(events), os.path.getsize(self.ledger_path), saved_facts(events)
-        self.current = None   # url key -> path of its current version, at the last listing
+        self._events, self._read_to, self._saves = [], 0, {}   # _saves: page name -> the facts its scrape recorded
+        self._facts, self.current = {}, None   # page name -> its facts; url key -> its current version's path
 
     def lock(self):
         return TopicLock(self.web_dir)
 
     def refresh(self):
-        """(url key -> path of its current version, sha256 -> path) of the pages on disk now: one listing
-        of web/, and only pages new to this store are looked up."""
+        """(url key -> path of its current version, sha256 -> path) of the pages on disk: one listing of web/."""
         self.events()   # the saves it records
         by_key, by_sha, live = {}, {}, {}
         for name in page_files(self.web_dir):
@@ -1374,7 +1368,7 @@ class TopicStore:
         return by_key, by_sha
 
     def pages(self):
-        """{page file name: read_page_facts} of the pages on disk, as of the last listing (made now if none was)."""
+        """{page file name: read_page_facts} as of the last listing (made now if none was)."""
         if self.current is None:
             self.refresh()
         return self._facts
@@ -1414,7 +1408,7 @@ class TopicStore:
             return "saved", None, path, sha, size
 
     def sha_of(self, path):
-        """The sha256 of a saved page's body, as the last refresh() found it."""
+        """The sha256 of a saved page's body, as the last refresh() read it."""
         return self._facts[os.path.basename(path)]["sha256"]
 
     def _next_version(self, current, header):
@@ -1450,17 +1444,18 @@ class TopicStore:
         except FileNotFoundError:
             return self._events
         end = data.rfind(b"\n") + 1   # a line still being written is read next time
-        new = ledger_lines(data[:end])
+        new, self._read_to = ledger_lines(data[:end]), self._read_to + end
         self._events += new
-        self._saves.update(saved_facts(new))
-        self._read_to += end
+        self._saves.update({os.path.basename(e["path"]): dict(   # all a page's facts, recorded when it was saved
+            {k: e.get(k) for k in ("sha256", "url", "words", "chars")}, key=url_key(e.get("url") or ""),
+            flags=e.get("flags") or [], title=shorter(e.get("title") or "", HEADER_VALUE_CHARS) or None)
+            for e in new if e.get("command") == "scrape" and e.get("outcome") == "saved" and e.get("path") and "chars" in e})
         return self._events
 
 
 def append_events(web_dir, events, count_queries=None):
-    """Append ledger lines under the topic lock; a torn last line from a crash is closed first. With
-    `count_queries` (the topic's searches so far, counted under the lock), search events get "q": their
-    query number in the topic."""
+    """Append ledger lines under the topic lock; a torn last line from a crash is closed first. With `count_queries`
+    (the topic's searches so far, called under the lock), search events get "q": their query number in the topic."""
     import json
     if not events:
         return
@@ -1501,30 +1496,14 @@ def ledger_lines(data):
     events = []
     for line in data.splitlines():
         try:
-            event = json.loads(line)
+            events.append(json.loads(line))
         except ValueError:
             continue
-        if isinstance(event, dict):
-            events.append(event)
-    return events
-
-
-def saved_facts(events):
-    """{page file name: page_facts} of the pages the ledger recorded saving with all their facts (a
-    scrape); the latest save of a name counts."""
-    found = {}
-    for e in events:
-        if e.get("command") == "scrape" and e.get("outcome") == "saved" and e.get("path") and "chars" in e:
-            found[os.path.basename(e["path"])] = {
-                "key": url_key(e.get("url") or ""), "sha256": e.get("sha256"), "url": e.get("url"),
-                "title": shorter(e.get("title") or "", HEADER_VALUE_CHARS) or None, "words": e.get("words"),
-                "chars": e["chars"], "flags": e.get("flags") or []}
-    return found
+    return [event for event in events if isinstance(event, dict)]
 
 
 def read_page_facts(path):
-    """{"key", "sha256", "url", "title", "words", "chars", "flags"} of a saved page file, or None when
-    it is gone."""
+    """{"key", "sha256", "url", "title", "words", "chars", "flags"} of a saved page file, or None when it is gone."""
     import hashlib
     try:
         with open(path, "rb") as handle:
@@ -1555,13 +1534,9 @@ def read_markdown(path, shown, fixes):
 
 
 def current_run(events):
-    """(run id, its latest round so far, whether that round was scraped) from the ledger. A round opens
-    at the first search after a scrape, or at a scrape with no search before it; a round whose last
-    scrape was interrupted is not scraped yet."""
-    run = None
-    for event in events:
-        if event.get("command") == "init":
-            run = event.get("run")
+    """(run id, its latest round so far, whether that round was scraped: not when its last scrape was interrupted).
+    A round opens at the first search after a scrape, or at a scrape with no search before it."""
+    run = next((e.get("run") for e in reversed(events) if e.get("command") == "init"), None)
     mine = [e for e in events if e.get("run") == run and e.get("command") in ("search", "scrape")]
     round_no = max((e.get("round") or 0 for e in mine), default=0)
     scrapes = [e for e in mine if e.get("command") == "scrape" and e.get("round") == round_no]
@@ -1716,9 +1691,8 @@ def unresponsive_engines(outcomes):
 
 
 def search_answer(code, number_of, outcomes, results, show_all, started, picks=None):
-    """search --json: the queries once, by number; hits refer to them. Hits the topic has seen
-    before are listed compactly under "seen" (in full with --all), with their title unless saved, and what
-    became of them: `gone` (the day a refresh found a saved one gone), `outcome` (of a pick not saved).
+    """search --json: the queries once, by number; hits refer to them. Hits the topic has seen before are listed
+    compactly under "seen" (in full with --all), with their title unless saved, `gone` or their pick's `outcome`.
     `picks`: the file the round's picks go to. Empty and default fields are left out: absent means
     null, false or empty."""
     answer = {"schema": SCHEMAS["search"], "ok": code == EXIT_OK,
@@ -2235,8 +2209,7 @@ class ScrapeBatch:
         self.saved.append(dict(saved_entry(candidate["url"], path, title, words, flags, char_count(body),
                                            version.get("version")), pick=pick))
         self.record(pick, candidate, "saved", path=shown, sha256=sha, words=words, chars=char_count(body), flags=flags,
-                    title=title,
-                    **version, **({"over_budget": True} if self.past_budget(page_base(name)) else {}))
+                    title=title, **version, **({"over_budget": True} if self.past_budget(page_base(name)) else {}))
 
     def past_budget(self, name):
         """True when saving this page takes the run past its budget (--force); the page is counted."""
@@ -2377,10 +2350,9 @@ def cmd_refresh(args, cfg):
 
 
 def refresh_targets(store, events, every):
-    """(synthesis, [(n, url, current path, (quotes, numbers), cited path)]): the pages to fetch again — the
-    current versions of those the topic's latest synthesis cites, or with `every` of all saved pages — each
-    with what that synthesis takes from it (page_claims; empty when it cites nothing of it) and the newest
-    version it cites (None when it cites none), which the live page is compared with."""
+    """(synthesis, [(n, url, current path, (quotes, numbers), cited path)]): the current versions of the pages
+    the topic's latest synthesis cites (`every`: of all), what it takes from each (page_claims) and the newest
+    version it cites, which the live page is compared with (None: not cited)."""
     files = synthesis_files(store.topic_dir, events)
     synthesis = os.path.join(store.topic_dir, files[-1][0]) if files else None
     if synthesis is None and not every:
@@ -2400,7 +2372,7 @@ def refresh_targets(store, events, every):
     numbers = store.numbers()
     targets = [(numbers.get(os.path.basename(path)), store.pages()[os.path.basename(path)]["url"], path,
                 claims.get(key, ([], [])), cited.get(key)) for key, path in current.items() if every or key in cited]
-    return synthesis, sorted(targets, key=lambda t: t[0] or 0)   # by number
+    return synthesis, sorted(targets)   # by number
 
 
 def moved_elsewhere(url, final):
@@ -2442,7 +2414,7 @@ class RefreshBatch:
                         if self.settle(target, future) == "again":
                             pending.append(target)
         except KeyboardInterrupt:
-            rest = [t[1] for t in sorted(list(in_flight.values()) + list(pending), key=lambda t: t[0] or 0)]
+            rest = [t[1] for t in sorted(list(in_flight.values()) + list(pending))]   # by number
             report = self.report(EXIT_INTERRUPTED, rest, interrupted=True)
             raise Interrupted(report, render_refresh(report), f"interrupted — {counted(len(self.entries), 'page')} "
                               "refreshed and recorded; run refresh again for the rest")
@@ -2460,9 +2432,8 @@ class RefreshBatch:
         in_flight[fetch_in_background(firecrawl_scrape, self.cfg, target[1], False)] = target
 
     def settle(self, target, future):
-        """Judge a fetched target: unchanged, changed (from the version the synthesis cites: saved as a new
-        version unless an earlier refresh saved it), moved, gone or failed; "again" for a first timeout or
-        http error."""
+        """Judge a fetched target: unchanged, changed from the version cited (saved as a new version unless an earlier
+        refresh saved it), moved, gone or failed; "again" for a first timeout or http error."""
         n, url, path, claim, cited = target
         try:
             result = future.result()
@@ -2495,8 +2466,7 @@ class RefreshBatch:
         return self.record(target, "unchanged", sha256=sha)
 
     def record(self, target, outcome, new=None, lost=([], []), sha256=None, **fields):
-        """Report and log one page; its `path` is the page's current version after the refresh, `previous` the
-        version a changed one is compared with, `cited` whether the synthesis cites it."""
+        """Report and log one page: `path` its current version, `previous` the one a changed page differs from."""
         n, url, path, _, cited = target
         entry = dict({"n": n, "url": url, "outcome": outcome, "path": display_path(new or path)},
                      **({"previous": display_path(cited or path)} if outcome == "changed" else {}),
@@ -2571,10 +2541,8 @@ def refresh_detail(entry):
 
 
 def refresh_facts(events, synthesis):
-    """The latest refresh of the topic's latest synthesis (`synthesis`, its file name; None when it has none):
-    {"date", "synthesis", "pages", "cited" (how many pages it cites), "changed", "gone", "moved", "failed" (the
-    citation numbers of those pages), "quotes", "numbers" (how many no longer on the live page)}, or None: never
-    refreshed, or only before a newer synthesis was written."""
+    """{"date", "synthesis", "pages", "cited", "changed", "gone", "moved", "failed" (their numbers), "quotes",
+    "numbers" (lost)} of the latest refresh of `synthesis`, the topic's latest (a file name, or None), or None."""
     last = next((e for e in reversed(events) if e.get("command") == "refresh"), None)
     if last is None or last.get("synthesis") != synthesis:
         return None
@@ -2588,22 +2556,15 @@ def refresh_facts(events, synthesis):
 
 
 def gone_pages(events):
-    """{first version's file name: the day} of the pages whose latest refresh found them gone from the web (a
-    later refresh that fetched one, or a save of it, brings it back)."""
-    gone = {}
-    for event in events:
-        if event.get("command") in ("scrape", "refresh") and event.get("path"):
-            base = page_base(os.path.basename(event["path"]))
-            if event.get("outcome") == "gone" and event.get("command") == "refresh":
-                gone[base] = str(event.get("time", ""))[:10]
-            elif event.get("outcome") in ("saved", "unchanged", "changed"):
-                gone.pop(base, None)
-    return gone
+    """{first version's file name: the day} of the pages the latest refresh of each found gone from the web."""
+    gone = {}   # a later refresh that fetched the page, or a save of it, brings it back
+    for event in (e for e in events if e.get("path") and e.get("outcome") in ("gone", "saved", "unchanged", "changed")):
+        gone[page_base(os.path.basename(event["path"]))] = event["outcome"] == "gone" and str(event.get("time", "?"))[:10]
+    return {base: day for base, day in gone.items() if day}
 
 
 def render_refreshed(facts):
-    """`refreshed 2026-12-01: 8 cited pages, 2 changed ([2], [5]), 1 gone ([4]) · 3 quotes and 2 numbers no longer
-    on the live page`."""
+    """`refreshed 2026-12-01: 8 cited pages, 2 changed ([2], [5]), 1 gone ([4]) · 3 quotes and 2 numbers no …`."""
     pages = "cited pages" if facts["synthesis"] and facts["cited"] == facts["pages"] else "pages"
     said = [f"{len(facts[o])} {o} ({number_ranges(facts[o])})" for o in REFRESH_ORDER[:4] if facts[o]]
     return (f"refreshed {facts['date']}: {facts['pages']} {pages}, {', '.join(said) or 'none changed'} · "
@@ -2772,23 +2733,21 @@ def cmd_init(args, cfg):
 
 
 def check_new_topic(cfg, topic, new):
-    """A usage error for a topic init would start by mistake: one named from the md root down (md/x), or one
-    whose name is close to a topic that exists (unless `new`); an existing topic is never refused."""
+    """A usage error for a topic init would start by mistake: named from the md root down (md/x), or new with a
+    name close to an existing topic's (unless `new`)."""
     import difflib
     parts = check_topic(topic)
     if len(parts) > 1 and parts[0] == os.path.basename(cfg.md_root):
         raise usage_error(f"the topic {topic!r} starts with the md root's name, {parts[0]}/",
                           f"name it within the md root: --topic {'/'.join(parts[1:])}")
-    close = difflib.get_close_matches(topic, known_topics(cfg.md_root), n=1) if not new and os.path.isdir(
-        cfg.md_root) and not os.path.isdir(os.path.join(cfg.md_root, *parts)) else []
-    if close:
-        raise usage_error(f"there is no topic {topic!r}: did you mean {close[0]}?",
-                          f"to start a new topic {topic} all the same, add --new-topic")
+    for close in [] if new or os.path.isdir(os.path.join(cfg.md_root, *parts)) else \
+            difflib.get_close_matches(topic, known_topics(cfg.md_root), n=1):
+        raise usage_error(f"there is no topic {topic!r}: did you mean {close}?", f"to start a new topic {topic} "
+                                                                                   "all the same, add --new-topic")
 
 
 def topic_held(store, events):
-    """{"pages", "syntheses", "run", "date", "goal"} of what a topic held before this init (the latest run's
-    id, day and goal), or None for a new topic."""
+    """{"pages", "syntheses", "run", "date", "goal"} of what a topic held before this init (its latest run), or None."""
     pages, syntheses = {page_base(n) for n in store.pages()}, synthesis_files(store.topic_dir, events)
     last = next((e for e in reversed(events) if e.get("command") == "init"), {})
     found = {"pages": len(pages), "syntheses": len(syntheses), "run": last.get("run"),
@@ -2814,10 +2773,9 @@ def render_init(answer):
              f"  pages: {answer['web_dir']}/", f"  synthesis: {answer['synthesis']}"]
     lines += [f"  earlier synthesis of this goal: {render_earlier(answer['earlier'], answer['earlier_count'])}"] \
         if "earlier" in answer else []
-    held = answer.get("topic")
-    lines += [f"  the topic holds {counted(held.get('pages', 0), 'page')} and "
-              f"{counted(held.get('syntheses', 0), 'synthesis file')}" +
-              (f"; its last run {held['run']}, {held['date']}: {held['goal']}" if held.get("run") else "")] if held else []
+    held = answer.get("topic") or {}
+    lines += [f"  the topic holds {counted(held.get('pages', 0), 'page')} and {counted(held.get('syntheses', 0), 'synthesis file')}"
+              + (f"; its last run {held['run']}, {held['date']}: {held['goal']}" if held.get("run") else "")] if held else []
     lines += [f"  corpus {c['label']}: {c['path']}" for c in answer.get("corpus", [])]
     return "\n".join(lines) + "\n"
 
@@ -3412,15 +3370,10 @@ def round_share(options, saved_before, round_no):
 
 
 def run_facts(events):
-    """Where the latest run of a topic stands, from its ledger; None when no run was started.
-
-    {"run", "goal", "options", "synthesis", "round" (the latest round; init opens round 1), "searched" (the
-    run searched or scraped), "scraped" (the latest round was scraped), "saved" and "reused" (page names
-    saved in the run / found already saved), "forced"
-    (pages saved past the budget with --force), "limit" (--limit of the next scrape), "stop" (stop
-    rules met), "retry" ([url, kind] of picks worth another try, while a scrape may still save),
-    "gathered" (manifest ran after the last search and scrape), "requests", "words"}
-    """
+    """Where the latest run of a topic stands, from its ledger, or None: {"run", "goal", "options", "synthesis",
+    "round" (the latest; init opens round 1), "searched", "scraped" (the latest round), "saved" and "reused" (page
+    names it saved / found saved), "forced" (past the budget), "limit" (of the next scrape), "stop" (rules met),
+    "retry" ([url, kind, title] worth another try), "gathered" (manifest ran after the last scrape), "requests", "words"}"""
     init = next((e for e in reversed(events) if e.get("command") == "init"), None)
     if init is None:
         return None
@@ -3469,19 +3422,15 @@ def picks_name(run_index, round_no):
 def reused_pages(mine, current):
     """The pages a run found saved before it — picked again (`already saved`) or refreshed and still
     there — by their current version's file name; none it saved itself."""
-    found = {}
-    for event in mine:
-        path = event.get("path")
-        if path and (event.get("reason") == "already saved" or event.get("command") == "refresh" and
-                     event.get("outcome") in ("unchanged", "changed")):
-            found[page_base(os.path.basename(path))] = os.path.basename(path)
+    found = {page_base(os.path.basename(e["path"])): os.path.basename(e["path"]) for e in mine if e.get("path") and (
+        e.get("reason") == "already saved" or e.get("command") == "refresh" and e.get("outcome") in ("unchanged", "changed"))}
     return [name for base, name in found.items() if base not in current]
 
 
 def retry_picks(scrapes, found=None):
-    """{url key: [url, kind, title]} of the picks a later round may take again: a page left unused when
-    --limit was met, one an interrupted scrape did not reach, or one whose one failure so far was a timeout
-    or an http error (retried once, never twice); the title is the search hit's (`found`: search_facts), else None."""
+    """{url key: [url, kind, title]} of the picks a later round may take again: unused when --limit was met, not
+    reached by an interrupted scrape, or failed once so far by a timeout or an http error (retried once, never
+    twice); the title is the search hit's (`found`: search_facts), else None."""
     latest, failures = {}, {}
     for event in scrapes:
         key = url_key(event.get("url") or "")
@@ -3501,8 +3450,7 @@ def retry_picks(scrapes, found=None):
 
 
 def next_step(topic, facts, synthesis, notes):
-    """One sentence: what the run needs next, for a model that lost its context (`facts`: run_facts, with the
-    topic's `web_dir` as shown and what its latest refresh found, `refreshed`)."""
+    """One sentence: what the run needs next, for a model that lost its context (`facts`: run_facts, `web_dir`, `refreshed`)."""
     web_dir, r, limit, refreshed = facts["web_dir"], facts["round"], facts["limit"], facts.get("refreshed") or {}
     if synthesis["status"] != "unwritten":
         if synthesis["status"] == "passed" and not synthesis.get("audit"):
@@ -3550,8 +3498,8 @@ def status_facts(store):
                           f'start one: python3 web.py init "goal" --topic {store.topic}')
     files = synthesis_files(store.topic_dir, events)
     path = os.path.join(store.topic_dir, facts["synthesis"])
-    mine = next(iter(synthesis_status(store.topic_dir, events, [f for f in files if f[0] == facts["synthesis"]])),
-                {"status": "unwritten"})
+    mine = (synthesis_status(store.topic_dir, events, [f for f in files if f[0] == facts["synthesis"]]) or
+            [{"status": "unwritten"}])[0]
     earlier, count = earlier_syntheses(store.topic_dir, events, text_slug(facts["goal"] or ""), facts["synthesis"])
     synthesis = dict({k: mine.get(k) for k in ("status", "errors", "checked", "audit")}, path=display_path(path))
     latest = {page_base(n): n for n in sorted(store.pages(), key=current_first, reverse=True)}
@@ -3561,8 +3509,7 @@ def status_facts(store):
     answer = {"schema": SCHEMAS["status"], "ok": True, "run": facts["run"], "goal": facts["goal"],
               "round": facts["round"], "rounds": options.get("max_rounds"), "scraped": facts["scraped"],
               "saved": len(facts["saved"]), "budget": options.get("max_sources"), "forced": facts["forced"],
-              "limit": facts["limit"],
-              "stop": facts["stop"],
+              "limit": facts["limit"], "stop": facts["stop"],
               "retry": [{k: v for k, v in (("url", url), ("kind", kind), ("title", title)) if v}
                         for url, kind, title in facts["retry"]],
               "corpus": options.get("with_corpus"), "site": options.get("site"),
@@ -3660,8 +3607,7 @@ def cell(value):
 
 
 def synthesis_files(topic_dir, events):
-    """[(file name, goal slug, run number in the topic, its init event)] of the syntheses of a topic on disk,
-    oldest run first (files no run claimed first): one listing of the topic folder, no file read."""
+    """[(file name, goal slug, run number, init event)] of a topic's syntheses, oldest run first: no file read."""
     runs = {e.get("synthesis"): (i, e) for i, e in enumerate((e for e in events if e.get("command") == "init"), 1)}
     names = sorted((n for n in os.listdir(topic_dir) if n.endswith("-synthesis.md")),
                    key=lambda n: (runs.get(n, (0,))[0], n))
@@ -3670,11 +3616,10 @@ def synthesis_files(topic_dir, events):
 
 
 def synthesis_status(topic_dir, events, files=None):
-    """[{"file", "goal", "run", "index", "date", "status", "errors", "checked", "audit"}] for each of `files`
-    (synthesis_files; all of them by default): the goal slug, the run that wrote it (id, number in the topic,
-    the day it started; else the file's day), its latest cite-check result, whether the file changed since
-    (status: passed, failing, changed, unchecked), and its latest citation audit ({"problems", "current": the
-    file is still the one audited}) when there is one."""
+    """[{"file", "goal", "run", "index", "date", "status", "errors", "checked", "audit"}] of `files` (synthesis_files,
+    default all): the run that wrote it, the day it started (else the file's), its latest cite-check result,
+    whether the file changed since (status: passed, failing, changed, unchecked), its latest citation audit
+    ({"problems", "current": the file is still the one audited}) when there is one."""
     import datetime
     import hashlib
     checks = {e.get("file"): e for e in events if e.get("command") == "cite-check"}
@@ -3703,9 +3648,8 @@ def synthesis_status(topic_dir, events, files=None):
 
 
 def earlier_syntheses(topic_dir, events, goal, mine=None):
-    """({"path", "run", "date", "status", "errors", "checked", "audit" {"problems", "current", "path"}} of the
-    newest synthesis of this goal slug written before, or None; how many there are): `mine`, this run's
-    file, left out. Only the newest is read, however many runs the topic has had."""
+    """({"path", "run", "date", "status", "errors", "checked", "audit" {"problems", "current", "path"}} of the newest
+    synthesis of this goal slug but `mine`, or None; how many there are): the newest alone is read."""
     files = [f for f in synthesis_files(topic_dir, events) if f[1] == goal and f[0] != mine]
     for entry in synthesis_status(topic_dir, events, files[-1:]):
         entry = dict(entry, path=display_path(os.path.join(topic_dir, entry["file"])))
@@ -3717,8 +3661,7 @@ def earlier_syntheses(topic_dir, events, goal, mine=None):
 
 
 def render_earlier(entry, count):
-    """`md/t/x-synthesis.md — 2026-06-01 · passed cite-check on 2026-06-02 · audited: 1 problem (md/t/x-audit.md)`,
-    then `· the latest of 3 (…)` when there are more."""
+    """`md/t/x-synthesis.md — 2026-06-01 · passed cite-check on 2026-06-02 · audited: 1 problem (md/t/x-audit.md)`."""
     audit = entry.get("audit", {}).get("path")
     return f"{entry['path']} — {entry['date']} · {synthesis_said(entry)}" + (f" ({audit})" if audit else "") + \
         (f" · the latest of {count} (the manifest lists them all)" if count > 1 else "")
@@ -3747,12 +3690,8 @@ def synthesis_name(goal, topic_dir, events):
 
 def synthesis_rows(entries):
     """synthesis_status entries newest first, each with "latest": True for the newest of its goal."""
-    goals = set()
-    rows = []
-    for entry in reversed(entries):
-        rows.append(dict(entry, latest=entry["goal"] not in goals))
-        goals.add(entry["goal"])
-    return rows
+    newest = {entry["goal"]: entry["file"] for entry in entries}   # the last of each goal
+    return [dict(entry, latest=newest[entry["goal"]] == entry["file"]) for entry in reversed(entries)]
 
 
 def synthesis_said(entry):
@@ -3780,21 +3719,14 @@ SCOPE_DROPS = ("outside --site", "excluded by --exclude-site", "blocked by ")   
 
 
 def manifest_facts(store):
-    """Everything the manifest shows, from one pass over the ledger: {"runs", "older"
-    (runs before the RECENT_RUNS listed in full), "queries", "candidates" (of those runs), "saved", "failures",
-    "picks", "syntheses", "run" (run_facts of the latest run, or None), "retry" (url keys a later round may
-    pick again), "dropped" ({(url, reason): times} the scope dropped), "notes" (whether _notes.md exists)}."""
-    events = store.events()
-    runs, by_run, latest, searches = [], {}, {}, []
-    for event in events:
+    """Everything the manifest shows, from one pass over the ledger: {"runs", "older" (runs before the last
+    RECENT_RUNS), "queries", "candidates" (of those), "saved", "failures", "picks", "syntheses", "run" (run_facts,
+    or None), "retry" (url keys), "dropped" ({(url, reason): times}), "dropped_now" (in the latest run), "notes"}."""
+    events, by_run = store.events(), {}
+    for event in events:   # each run's events: never a pass over the ledger a run
         by_run.setdefault(event.get("run"), []).append(event)
-        command = event.get("command")
-        if command == "init":
-            runs.append(event)
-        elif command == "search":
-            searches.append(event)
-        elif command == "scrape":
-            latest[url_key(event.get("url") or "")] = event
+    runs, searches = [[e for e in events if e.get("command") == c] for c in ("init", "search")]
+    latest = {url_key(e.get("url") or ""): e for e in events if e.get("command") == "scrape"}   # each URL's latest
     index, older = {e.get("run"): i for i, e in enumerate(runs, 1)}, max(0, len(runs) - RECENT_RUNS)
     listed = {e.get("run") for e in runs[older:]} if older else None
 
@@ -3808,11 +3740,11 @@ def manifest_facts(store):
                    int((re.match(r"_picks-(\d+)", n) or [0, 10 ** 6])[1]) > older)
     run = run_facts(events)
     retry = set(retry_picks(e for e in events if e.get("command") == "scrape")) if not run or run["limit"] else set()
-    dropped, dropped_now = {}, 0
-    for event in searches:
-        for drop in (d for d in event.get("dropped") or [] if d["reason"].startswith(SCOPE_DROPS)):
-            dropped[drop["url"], drop["reason"]] = dropped.get((drop["url"], drop["reason"]), 0) + 1
-            dropped_now += not runs or event.get("run") == runs[-1].get("run")
+    from collections import Counter
+    drops = [(e.get("run"), d["url"], d["reason"]) for e in searches for d in e.get("dropped") or []
+             if d["reason"].startswith(SCOPE_DROPS)]
+    dropped = Counter((url, why) for _, url, why in drops)
+    dropped_now = sum(1 for run_id, _, _ in drops if not runs or run_id == runs[-1].get("run"))
     picked = [k for k, e in latest.items() if listed is None or e.get("run") in listed]
     syntheses = synthesis_status(store.topic_dir, events)
     return {"runs": [dict(r, facts=run_facts(by_run[r.get("run")])) for r in runs], "older": older,
@@ -3828,15 +3760,13 @@ def manifest_facts(store):
 def saved_rows(store, numbers, flagged=None, gone=None):
     """[{"n", "name", "url", "title", "words", "flags", "note", "instructions", "gone"}] of the pages on disk
     (current versions), by number; note: short (read whole), done (a page-reader's note exists) or needed;
-    `flagged` (reader_flags): a page its reader reported is flagged reader-instructions, with the lines;
-    `gone` (gone_pages): the day a refresh found the page gone."""
+    `flagged` (reader_flags): reader-instructions and the lines; `gone` (gone_pages): the day it was found gone."""
     rows, noted = [], set(page_files(os.path.join(store.web_dir, NOTES_DIR)))
     for path in store.current.values():
         name, facts = os.path.basename(path), store.pages()[os.path.basename(path)]
         seen = (flagged or {}).get(name)
         rows.append({"n": numbers.get(name), "name": name, "url": facts["url"], "title": facts["title"],
-                     "words": facts["words"], "flags": facts["flags"] + (["reader-instructions"] if seen is not None
-                                                                          else []),
+                     "words": facts["words"], "flags": facts["flags"] + ["reader-instructions"] * (seen is not None),
                      "note": note_state(path, facts["chars"], noted), "instructions": seen,
                      "gone": (gone or {}).get(page_base(name))})
     return sorted(rows, key=lambda s: s["n"] or 0)
@@ -3849,8 +3779,8 @@ def shown_flags(page):
 
 
 def candidate_rows(queries, latest, picked, by_key, round_label, retry):
-    """One row a URL these `queries` found or a scrape tried (`picked`: url keys of `latest`, the topic's
-    latest scrape of each URL): where it was first found and what became of it."""
+    """One row a URL these `queries` found or a scrape tried (`picked`: keys of `latest`, each URL's latest scrape):
+    where it was first found and what became of it."""
     rows = {}
     for event in queries:
         for hit in event.get("results") or []:
@@ -3874,14 +3804,12 @@ def candidate_rows(queries, latest, picked, by_key, round_label, retry):
 
 def pick_outcome(event, retry=False):
     """What became of a URL the topic picked, from its latest scrape event; `retry`: a later round may take it."""
-    outcome = event.get("outcome")
+    outcome, why = event.get("outcome"), event.get("reason")
+    again = {"failed": " (may retry)", "unused": " (may pick again)"}.get(outcome, "") if retry else ""
     if outcome == "not_attempted":
-        return "picked, not reached" + (" (interrupted)" if event.get("reason") == "interrupted" else "")
-    if outcome in ("failed", "unused"):
-        again = (" (may retry)" if outcome == "failed" else " (may pick again)") if retry else ""
-        return f"{outcome}{again}: " + (f"{event.get('kind')}: {event.get('error')}" if outcome == "failed" else
-                                        str(event.get("reason")))
-    return "saved, file deleted" if outcome == "saved" else f"skipped: {event.get('reason')}"
+        return "picked, not reached" + (" (interrupted)" if why == "interrupted" else "")
+    return f"failed{again}: {event.get('kind')}: {event.get('error')}" if outcome == "failed" else \
+        f"unused{again}: {why}" if outcome == "unused" else "saved, file deleted" if outcome == "saved" else f"skipped: {why}"
 
 
 def render_manifest(topic, facts):
@@ -3983,8 +3911,8 @@ def merge_manifest(existing, block):
 
 def checkpoint(store, facts):
     """manifest --json: the latest run's pages (or every page, without a run), failures and budget."""
-    run = facts["run"]   # a run's pages by their first version's name: each is listed once, at its current version
-    bases, mine = ({page_base(n) for n in run["saved"] + run["reused"]}, {page_base(n) for n in run["saved"]}) \
+    run = facts["run"]   # a run's pages by their first version's name: each listed once, at its current version
+    bases, mine = [{page_base(n) for n in names} for names in (run["saved"] + run["reused"], run["saved"])] \
         if run else (None, set())
     pages = [s for s in facts["saved"] if bases is None or page_base(s["name"]) in bases]
     answer = {"schema": SCHEMAS["manifest"], "ok": True, "path": display_path(os.path.join(store.web_dir, "_manifest.md"))}
@@ -4079,10 +4007,9 @@ def write_manifest(store, block):
             raise writable_error(path, err)
 
 
-def refresh_manifest(topic_dir, events):
+def refresh_manifest(topic_dir):
     """Rewrite the generated block of a topic's manifest, when it has one (after cite-check records a
-    result, so that its Synthesis section is current), from `events`, the ledger cite-check read and its
-    result; a folder outside the md root is left alone."""
+    result, so that its Synthesis section is current); a folder outside the md root is left alone."""
     if not os.path.isfile(os.path.join(topic_dir, "web", "_manifest.md")):
         return
     cfg = Config(os.environ, box=False)
@@ -4090,7 +4017,7 @@ def refresh_manifest(topic_dir, events):
     if os.path.commonpath([root, real]) != root or real == root:
         return
     topic = os.path.relpath(real, root).replace(os.sep, "/")
-    store = TopicStore(cfg, topic, events)
+    store = TopicStore(cfg, topic)
     write_manifest(store, render_manifest(topic, manifest_facts(store)))
 
 
@@ -4639,19 +4566,11 @@ class SourceLookup:
         return {k: v for k, v in split_saved(self.files[rel])[0].items() if v and v != "(none)"}
 
     def newer_version(self, rel):
-        """The current version of a cited saved page when it is newer than `rel` (web/x.v2.md for
-        web/x.md), else None."""
-        if not rel.startswith("web/"):
-            return None
+        """The current version of a cited saved page when it is newer than `rel` (web/x.v2.md for web/x.md), else None."""
         if self._latest is None:   # each page's latest version, by its first version's name
-            self._latest = {}
-            for name in [p[4:] for p in self.files if p.startswith("web/")] if self.files is not None else \
-                    page_files(os.path.join(self.topic_dir, "web")):
-                known = self._latest.get(page_base(name))
-                if known is None or page_version(name) > page_version(known):
-                    self._latest[page_base(name)] = name
-        latest = self._latest.get(page_base(rel[4:]), rel[4:])
-        return f"web/{latest}" if page_version(latest) > page_version(rel[4:]) else None
+            self._latest = {page_base(p): p for p in sorted(self.pages(), key=page_version) if p.startswith("web/")}
+        latest = self._latest.get(page_base(rel), rel) if rel.startswith("web/") else rel
+        return latest if page_version(latest) > page_version(rel) else None
 
     def folded(self, rel):
         self.body(rel)
@@ -4689,8 +4608,8 @@ class SourceLookup:
         return self._pages
 
     def run_pages(self, run, saved=False):
-        """The saved pages a run saved, found already saved or refreshed (their version then current) — with
-        `saved`, only those it saved; every page when the topic has no run."""
+        """The saved pages a run saved, found already saved or refreshed (their version then current), or with
+        `saved` only saved; every page when the topic has no run."""
         if run is None:
             return [p for p in self.pages() if p.startswith("web/")]
         names = {os.path.basename(e["path"]) for e in self.events if e.get("run") == run and e.get("path") and (
@@ -5301,9 +5220,8 @@ def changed_page_warnings(claims, lookup, cited):
 def gone_warnings(links, lookup):
     """A cited page the latest refresh found gone from the web: one warning a page, at its first citation."""
     gone, first = gone_pages(lookup.events), {}
-    for link in links:
-        if link.rel and link.rel.startswith("web/") and page_base(link.rel[4:]) in gone:
-            first.setdefault(page_base(link.rel[4:]), link)
+    for link in (l for l in links if l.rel and l.rel.startswith("web/") and page_base(l.rel[4:]) in gone):
+        first.setdefault(page_base(link.rel[4:]), link)
     return [(link.line, "page-gone", f"{source_label(lookup, link.rel)} {link.rel} was gone from the web when refresh "
              f"fetched it on {gone[base]}: the synthesis rests on its saved copy — say so, or cite another page")
             for base, link in first.items()]
@@ -5619,8 +5537,7 @@ def reviews(result, ranked):
     """[(sentence, kind, (rel, share, passage) or None)] of every sentence to reread, the most
     pressing kind first; `ranked` is each sentence's support. The remarks about the sources
     (Reliability, Method, Limitations) and a table's header row are not reviewed; a quote cited
-    beside pages that lack it is a warning (quote-partly-cited), not also a review item. A sentence with words
-    only in the header's lines /research wrote (OUR_LINES) is listed in every section."""
+    beside pages that lack it is a warning (quote-partly-cited), not also a review item; header-only, everywhere."""
     found = []
     for sentence in result.sentences:
         ours = sentence.block.kind != "header" and ours_only(sentence, result.lookup)
@@ -5636,14 +5553,14 @@ def reviews(result, ranked):
 
 
 def ours_only(sentence, lookup):
-    """(page, header line, words) when some content words of a sentence are in none of the pages it cites
-    but in a line of one's header that /research wrote (OUR_LINES): the claim rests on our words, not the page."""
+    """(page, header line, words): a sentence's content words, two at least, in a cited page's header lines in
+    /research's own words (OUR_LINES) but in none of its pages: the claim rests on our words, not the page's."""
     words = content_words(claim_text(sentence, quotes=True))
     for rel in (rel for rel in sentence.cites if rel.startswith("web/")):
         for line in OUR_LINES:
             found = words & content_words(lookup.header(rel).get(line) or "")
             found -= {t[2] for cited in sentence.cites for t in lookup.tokens(cited)[1]} if len(found) > 1 else found
-            if len(found) > 1:   # two words at least ("peer-reviewed"): one alone is too often a page's synonym
+            if len(found) > 1:   # one word alone is too often a page's synonym; "peer-reviewed" is two
                 return rel, line, sorted(found)
     return None
 
@@ -5729,10 +5646,10 @@ def record_check(path, result, create, **fields):
                "numbers": cov["numbers"]}
     fields["pages"] = [rel for rel, count in cov["per_source"].items() if count]   # the versions it checked
     os.makedirs(web_dir, exist_ok=True)
-    event = ledger_event(result.run, "cite-check", None, file=os.path.basename(path), sha256=sha, ok=not result.errors,
-                         errors=len(result.errors), coverage=summary, **fields)
-    append_events(web_dir, [event])
-    refresh_manifest(os.path.dirname(web_dir), result.lookup.events + [event])
+    append_events(web_dir, [ledger_event(result.run, "cite-check", None, file=os.path.basename(path), sha256=sha,
+                                         ok=not result.errors, errors=len(result.errors), coverage=summary,
+                                         **fields)])
+    refresh_manifest(os.path.dirname(web_dir))
     return sha
 
 
@@ -5756,10 +5673,10 @@ def cmd_cite_check(args, cfg):
     check_synthesis(args.file, cfg)
     result = cite_check(args.file, text=text)
     shown = display_path(args.file)
+    sha = None
     try:
         sha = record_check(args.file, result, False)
     except Failure as err:   # a read-only topic: the check stands, only its record is missing
-        sha = None
         say_error(f"cite-check: the result is not recorded in the ledger: {err.line()}")
     ranked = {id(s): support(s, result.lookup) for s in result.sentences}
     found = reviews(result, ranked)
@@ -6232,8 +6149,8 @@ BIBTEX_ESCAPES = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "&": r"\&",
 
 
 def export_key(topic, number):
-    """A stable, unique citation key: the topic in ASCII and the page's number (demo-3); a topic that is not its
-    ASCII stem gets a short hash of its name too (ai-agents-5f2c1a-12, web-3e0b9d-1 for 해양), so no two clash."""
+    """A stable, unique citation key: the topic in ASCII and the page's number (demo-3), with a short hash of the
+    topic's name when that is not its ASCII form (web-78916a-1 for 해양): no two topics' keys clash."""
     import hashlib
     stem = re.sub(r"[^a-z0-9]+", "-", topic.lower()).strip("-") or "web"
     return f"{stem}-{number}" if stem == topic else f"{stem}-{hashlib.sha256(topic.encode()).hexdigest()[:6]}-{number}"
@@ -6269,8 +6186,7 @@ def export_title(title, site):
 
 
 def cited_pages(store, path):
-    """The names of the saved pages a synthesis of the topic cites (corpus files are not web pages); a bare
-    file name is the topic's."""
+    """The names of the saved pages a synthesis of the topic cites (a bare file name is the topic's)."""
     path = path if os.path.dirname(path) else os.path.join(store.topic_dir, path)
     real = os.path.realpath(path)
     if os.path.dirname(real) != os.path.realpath(store.topic_dir):
