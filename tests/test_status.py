@@ -41,7 +41,7 @@ def saved(round_no, name):
 
 def test_a_fresh_run_waits_for_round_1():
     facts = web.run_facts(events())
-    assert (facts["round"], facts["searched"], facts["scraped"], facts["limit"], facts["stop"]) == (1, False, False, 3, [])
+    assert (facts["round"], facts["searched"], facts["scraped"], facts["limit"], facts["stop"]) == (1, 0, False, 3, [])
 
 
 def test_a_searched_round_waits_for_its_scrape_and_its_limit_does_not_change():
