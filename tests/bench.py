@@ -787,6 +787,141 @@ def doctor_hang(env):
              f"{wall:.2f} s vs {DOCTOR_WAIT:g} s (was 80 s: 20 s SearXNG, then 60 s Firecrawl)")]
 
 
+# --- years: one topic grown run by run, as a research center keeps it ---
+
+YEARS_GOAL = "how do the reefs of the bay fare"
+
+
+def in_process(env, *argv):
+    """(exit code, stdout, seconds) of web.main(argv) in this process, under `env`: the growing topic's
+    hundreds of runs would spend most of their time starting interpreters."""
+    import io
+    import web
+    saved = sys.stdout, sys.stderr, dict(os.environ)
+    out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
+    sys.stdout, sys.stderr = out, io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
+    os.environ.update(env)
+    started = time.perf_counter()
+    try:
+        code = web.main(list(argv))
+    finally:
+        wall = time.perf_counter() - started
+        sys.stdout, sys.stderr = saved[:2]
+        os.environ.clear()
+        os.environ.update(saved[2])
+    out.flush()
+    if code not in (0, 1):
+        raise SystemExit(f"bench: web.py {' '.join(argv)} failed ({code})")
+    return code, out.buffer.getvalue().decode("utf-8"), wall
+
+
+class FileCalls:
+    """Counts the stat and directory-listing calls made while it is open."""
+
+    def __enter__(self):
+        self.stats = self.listings = 0
+        self.saved = os.stat, os.lstat, os.listdir, os.scandir
+
+        def counted(function, kind):
+            def call(*args, **kwargs):
+                setattr(self, kind, getattr(self, kind) + 1)
+                return function(*args, **kwargs)
+            return call
+        os.stat, os.lstat = counted(os.stat, "stats"), counted(os.lstat, "stats")
+        os.listdir, os.scandir = counted(os.listdir, "listings"), counted(os.scandir, "listings")
+        return self
+
+    def __exit__(self, *exc):
+        os.stat, os.lstat, os.listdir, os.scandir = self.saved
+
+
+def years_page(run_no, i):
+    return f"Survey {run_no}-{i} of the bay found {100 + i} colonies on reef {run_no}. " + "filler words here " * 60
+
+
+def years_run(env, searx, fire, md_root, run_no, measure):
+    """One run of /research on the growing topic: init, status, a search of six queries (new hits and
+    hits earlier runs saw), a scrape of 12 new pages, the manifest, a synthesis and cite-check; every
+    fifth run first refreshes the pages the latest synthesis cites (two of them changed). With `measure`,
+    {command: (seconds, output characters)} and the scrape's file calls."""
+    figures, name = {}, "years"
+
+    def call(label, *argv):
+        if label == "scrape":
+            with FileCalls() as calls:
+                code, out, wall = in_process(env, *argv)
+            figures["scrape stat calls"], figures["scrape listings"] = calls.stats, calls.listings
+        else:
+            code, out, wall = in_process(env, *argv)
+        figures[label] = (wall, len(out))
+        return out
+    if run_no % 5 == 0:
+        for url in years_run.cited[:2]:
+            fire.set_page(url, page_body(url, f"Rewritten in run {run_no}: " + "other words " * 70))
+        call("refresh", "refresh", "--topic", name, "--json")
+    init = json.loads(call("init", "init", YEARS_GOAL, "--topic", name, "--max-sources", "12", "--json"))
+    call("status --json", "status", "--topic", name, "--json")
+    urls = [f"https://reef{run_no}.example.org/survey/{i}" for i in range(14)]
+    old = [f"https://reef{k}.example.org/survey/{i}" for k in range(max(1, run_no - 3), run_no) for i in (0, 13)]
+    queries = [f"reef survey run {run_no} angle {q}" for q in range(6)]
+    for q, query in enumerate(queries):
+        searx.set_results(query, [make_hit(u, f"Reef survey {u[-8:]}") for u in (urls[q * 2:q * 2 + 4] + old)[:10]])
+    for i, url in enumerate(urls):
+        fire.set_page(url, page_body(url, years_page(run_no, i), title=f"Reef survey {run_no}-{i}"))
+    answer = json.loads(call("search", "search", *queries, "--topic", name, "--json"))
+    picks = os.path.join(md_root, name, "web", f"_picks-{run_no}.1.json")
+    with open(picks, "w", encoding="utf-8") as handle:
+        json.dump([{"url": u, "relevance": "a survey of the bay's reefs"} for u in urls], handle)
+    saved = json.loads(call("scrape", "scrape", "--topic", name, "--from", picks, "--limit", "12", "--json"))["saved"]
+    call("manifest", "manifest", "--topic", name)
+    years_run.cited = [e["url"] for e in saved]
+    findings = "".join(f'- The bay\'s reef {run_no} held {100 + int(e["url"].rsplit("/", 1)[1])} colonies: "Survey '
+                       f'{run_no}-{e["url"].rsplit("/", 1)[1]} of the bay found" [{e["n"]}]({e["path"].split(name + "/", 1)[1]}).\n'
+                       for e in saved)
+    synthesis = os.path.join(md_root, name, os.path.basename(init["synthesis"]))
+    with open(synthesis, "w", encoding="utf-8") as handle:
+        handle.write(f"# Reefs\n\n> goal: {YEARS_GOAL}\n> topic: {name} · run {init['run']}\n\n## Summary\n\n"
+                     f"The reefs were surveyed again [{saved[0]['n']}]({saved[0]['path'].split(name + '/', 1)[1]}).\n\n"
+                     f"## Findings\n\n{findings}")
+    call("cite-check", "cite-check", synthesis)
+    if measure:
+        figures["_manifest.md bytes"] = os.path.getsize(os.path.join(md_root, name, "web", "_manifest.md"))
+        figures["ledger bytes"] = os.path.getsize(os.path.join(md_root, name, "web", "_ledger.jsonl"))
+        figures["hits new, seen"] = (len(answer["results"]), len(answer.get("seen", [])))
+    return figures
+
+
+years_run.cited = []
+
+
+def years(env, searx, fire, quick):
+    """A topic grown to 300 runs (30 with --quick): each command's time and output at 10 runs and at
+    the end, side by side. What Claude reads each round should not grow with the topic's age; each command
+    reads the ledger once, so its time grows with the ledger's size only (4 MB at 300 runs)."""
+    last = 30 if quick else 300
+    md_root = env["WEB_MD_ROOT"]
+    marks, started = {}, time.perf_counter()
+    for run_no in range(1, last + 1):
+        figures = years_run(env, searx, fire, md_root, run_no, run_no in (10, last))
+        if run_no in (10, last):
+            marks[run_no] = figures
+    early, late = marks[10], marks[last]
+    rows = []
+    for label in ("status --json", "init", "search", "scrape", "manifest", "cite-check", "refresh"):
+        if label in early and label in late:
+            (t0, c0), (t1, c1) = early[label], late[label]
+            rows.append((f"years: {label}, run {last} over run 10", t1 / t0, "(reported)", True,
+                         f"{t1 * 1000:.0f} vs {t0 * 1000:.0f} ms in-process; output {c1:,} vs {c0:,} chars"))
+    for label in ("_manifest.md bytes", "scrape stat calls", "scrape listings", "ledger bytes"):
+        a, b = early[label], late[label]
+        rows.append((f"years: {label}, run {last} over run 10", b / max(a, 1), "(reported)", True, f"{b:,} vs {a:,}"))
+    rows.append((f"years: status --json chars, run {last} over run 10", late["status --json"][1] /
+                 early["status --json"][1], "<= 1.25", late["status --json"][1] <= 1.25 * early["status --json"][1],
+                 f"{late['status --json'][1]:,} vs {early['status --json'][1]:,} chars; grown in "
+                 f"{time.perf_counter() - started:.0f} s"))
+    return rows
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a smoke run of a few seconds (shorter latencies)")
@@ -795,7 +930,7 @@ def main():
                         help="an older web.py to run the token, straggler, outline, save-path and hook scenarios "
                              "against too (before/after in one run)")
     parser.add_argument("--only", choices=["tokens", "straggler", "doctor", "reading", "outline", "verification",
-                                           "refresh", "save", "hook", "library"],
+                                           "refresh", "save", "hook", "library", "years"],
                         help="run one scenario")
     args = parser.parse_args()
     searx, fire = SearxngStandIn(), FirecrawlStandIn()
@@ -812,7 +947,8 @@ def main():
                     "refresh": lambda: refresh_bench(env, fire, args.quick),
                     "save": lambda: save_path(env, fire, 2 if args.quick else 20, args.baseline),
                     "hook": lambda: hook_start(env, 5 if args.quick else 20, args.baseline),
-                    "library": lambda: library_bench(env, args.quick)}[args.only]()
+                    "library": lambda: library_bench(env, args.quick),
+                    "years": lambda: years(env, searx, fire, args.quick)}[args.only]()
         else:
             rows = fan_out(env, searx, args.quick)
             rows += budgeted_scrape(env, fire, args.quick)
@@ -829,6 +965,7 @@ def main():
             rows += save_path(env, fire, 2 if args.quick else 20, args.baseline)
             rows += library_bench(env, args.quick)
             rows += doctor_hang(env)
+            rows += years(env, searx, fire, args.quick)
     searx.close()
     fire.close()
     machine = f"{os.cpu_count()} cores, Python {sys.version.split()[0]}, {sys.platform}"

@@ -99,7 +99,8 @@ def picks(rows):
 # (name, action, argument), played in order: "serve" shows how the stand-ins were started (the session
 # starts them first); "run" a command; "write" a file (path, text[, lines]); "show" a file (path, lines).
 # `lines`: None for all, N for the first N, (first, last) for a range; "…" marks a cut. Not shown: "quiet"
-# runs a command (or a hook fed a payload), "write-quiet" writes a file and "edit" replaces text in a file.
+# runs a command (or a hook fed a payload), "write-quiet" writes a file, "edit" replaces text in a file and
+# "change" the text of a page the box serves (later commands reach a box of the session's own that serves it).
 SESSION = [
     ("standins", "serve", "python3 tests/standins.py"),
     ("doctor", "run", "python3 web.py doctor"),
@@ -135,10 +136,9 @@ SESSION = [
                                                                  "Problems: 0\n"))),
     ("long-page", "quiet", "python3 web.py scrape https://guide.example.org/tide-pools --topic demo --force"),
     ("note", "quiet", ("python3 web.py hook post", agent_answer("page-reader", f"Page: {GUIDE}", NOTE))),
-    *[step for current in ("example-org-tides.md", "example-org-tides.v2.md") for step in (
-        # as if the site had changed since: its current version's text no longer what it serves
-        (f"changed-{current}", "edit", (f"md/demo/web/{current}", "rocky hollows", "rock pools")),
-        (f"refresh-{current}", "quiet", "python3 web.py refresh --topic demo --all"))],
+    *[step for n, (old, new) in enumerate((("rocky hollows", "rock pools"), ("rock pools", "rockpools")), 1) for step in (
+        (f"changed-{n}", "change", ("https://example.org/tides", old, new)),   # the site changes the page …
+        (f"refresh-{n}", "quiet", "python3 web.py refresh --topic demo --all"))],   # … and refresh saves it again
     ("corpus", "write-quiet", (SURVEY, SURVEY_TEXT)),
     ("find", "quiet", "python3 web.py find sea stars --topic demo"),
     ("corpus-note", "quiet", ("python3 web.py hook post", agent_answer(
@@ -232,10 +232,23 @@ def excerpt(text, lines):
     return ("…\n" if first > 1 else "") + "".join(rows[first - 1:last]) + ("…\n" if last < len(rows) else "")
 
 
+SHOWN_PROJECT = "/home/you/research"   # the session's project copy, where a whole path names it (doctor's md root)
+
+
 def play(project, env, runner, banner):
     """({name: block} of the shown steps, [every md/ path the commands printed])."""
-    blocks, fill, printed = {}, {}, []
+    blocks, fill, printed, site = {}, {}, [], None
     for name, action, argument in SESSION:
+        if action == "change":
+            if site is None:
+                from standins import FirecrawlStandIn, SearxngStandIn, demo_box
+                site = (SearxngStandIn(), FirecrawlStandIn())
+                demo_box(*site)
+                env = dict(env, FIRECRAWL_URL=site[1].url)
+            url, old, new = argument
+            page = site[1].pages[url]["data"]
+            page["markdown"] = page["markdown"].replace(old, new)
+            continue
         if action == "serve":
             blocks[name] = f"$ {argument}\n{banner}"
             continue
@@ -245,7 +258,8 @@ def play(project, env, runner, banner):
             code, out, err = runner(project, env, shlex.split(command)[1:], stdin)
             printed += re.findall(r"(?<![\w/])md/[\w./-]+[\w/]", err + out)
             if action == "run":
-                blocks[name] = f"$ {argument}\n{err}{out}" + (f"[exit {code}]\n" if code else "")
+                blocks[name] = f"$ {argument}\n{err}{out}".replace(project, SHOWN_PROJECT) + (
+                    f"[exit {code}]\n" if code else "")
             if name == "init":
                 fill = {"run": json.loads(out)["run"], "date": f"{web.now_utc():%Y-%m-%d}"}
             continue
@@ -271,6 +285,8 @@ def play(project, env, runner, banner):
             with open(path, encoding="utf-8") as handle:
                 content, lines = handle.read(), content
         blocks[name] = excerpt(content, lines)
+    for standin in site or ():
+        standin.close()
     return blocks, printed
 
 

@@ -249,4 +249,4 @@ def test_this_runs_synthesis_is_audited_again_after_its_fixes_and_an_earlier_run
     refused = audit(one, "Problems: 0")
     assert refused["permissionDecision"] == "deny" and "is an earlier run's synthesis" in \
         refused["permissionDecisionReason"]
-    assert json.dumps(status(run, "s")["earlier"][0]["audit"]).startswith('{"problems": 0, "current": true')
+    assert json.dumps(status(run, "s")["earlier"]["audit"]).startswith('{"problems": 0, "current": true')

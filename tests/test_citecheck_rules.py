@@ -426,7 +426,7 @@ def test_everything_cite_check_prints_for_an_eight_source_synthesis_fits_the_bud
     assert r.out.splitlines()[-2] == "ok: 0 errors, 0 warnings"
     assert r.out.splitlines()[-1].startswith("next: launch the audit in 2 slices")   # 50 citation pairs
     kinds_listed = [line.split(":")[0].split()[1] for line in r.out.splitlines() if line.startswith("L")]
-    assert kinds_listed == ["uncited-sentence"] * 3 + ["weak"]
+    assert kinds_listed == ["uncited-sentence"] * 3 + ["header-only"] * 2 + ["weak"]   # "peer reviewed": our words
     lengths = [len(line) for line in r.out.splitlines() if line.startswith("L")]
     assert max(lengths) <= 30 + web.REVIEW_SENTENCE + web.REVIEW_PASSAGE
 
@@ -446,7 +446,7 @@ def test_a_full_review_list_still_fits_the_budget(run, md_root):
 def test_the_json_of_an_eight_source_synthesis_is_bounded(run, md_root, monkeypatch):
     path = citecheck_corpus.write_topic(md_root)
     answer = run("cite-check", path, "--json").json
-    assert answer["ok"] is True and len(answer["review"]) == 4 and "sentences" not in answer
+    assert answer["ok"] is True and len(answer["review"]) == 6 and "sentences" not in answer
     assert len(json.dumps(answer, ensure_ascii=False)) <= 6000
     result = web.cite_check(str(path))
     sentences = web.audit_sentences(result, {id(s): web.support(s, result.lookup) for s in result.sentences})

@@ -192,7 +192,7 @@ def test_init_records_the_run_and_deep_means_three_rounds(run, md_root):
     event = web.read_ledger(md_root / "t" / "web" / "_ledger.jsonl")[0]
     assert (event["command"], event["round"], event["synthesis"], event["goal"]) == ("init", 0, f"the-goal-{web.now_utc():%Y-%m-%d}-synthesis.md",
                                                                                      "the goal")
-    assert run("init", "g", "--topic", "t").out.splitlines()[1] == "  budget: 12 pages in 1 round; round 1: --limit 12"
+    assert run("init", "g", "--topic", "t").out.splitlines()[1] == "  budget: 12 pages in 1 round; round 1 of 1: --limit 12"
 
 
 def test_web_debug_shows_the_traceback_of_an_internal_error(monkeypatch, run, searx):
@@ -257,8 +257,9 @@ def test_export_keys_of_a_topic_without_latin_letters_and_raw_utf8(run, fire, md
     (md_root / "악마").mkdir()
     run("scrape", "https://ko.org/a", "--topic", "악마")
     csl = run("export", "--topic", "악마", "--format", "csl-json").out
-    assert '"id": "web-1"' in csl and "악마의 위계" in csl and "\\u" not in csl
-    assert web.export_key("AI/Agents 2", 3) == "ai-agents-2-3"
+    assert '"id": "web-ec41d6-1"' in csl and "악마의 위계" in csl and "\\u" not in csl   # the hash of the topic's name
+    assert (web.export_key("해양", 1), web.export_key("생물", 1)) == ("web-78916a-1", "web-453ebe-1")   # never one key
+    assert (web.export_key("AI/Agents 2", 3), web.export_key("ai-agents-2", 3)) == ("ai-agents-2-b2d917-3", "ai-agents-2-3")
 
 
 def test_bibtex_percent_encodes_braces_in_urls():
@@ -296,8 +297,9 @@ def test_init_for_a_person_lists_the_budget_paths_and_corpus(run, md_root):
               "--max-rounds", "2", "--with-corpus").out.splitlines()
     shown = web.display_path(md_root / "t")
     assert out[0].startswith("run ") and out[0].endswith(" started: why is the sea salty")
-    assert out[1:] == ["  budget: 5 pages in up to 2 rounds (--deep); round 1: --limit 3", f"  pages: {shown}/web/",
+    assert out[1:] == ["  budget: 5 pages in up to 2 rounds (--deep); round 1 of 2: --limit 3", f"  pages: {shown}/web/",
                        f"  synthesis: {shown}/why-is-the-sea-salty-{web.now_utc():%Y-%m-%d}-synthesis.md",
+                       "  the topic holds 0 pages and 1 synthesis file",
                        f"  corpus C1: {shown}/a-log.md · 1 word", f"  corpus C2: {shown}/b-notes.md · 1 word"]
 
 
@@ -472,7 +474,7 @@ def test_status_of_a_one_round_run_with_a_scope_a_policy_and_a_corpus(run, md_ro
     assert (answer["corpus"], answer["site"], answer["exclude_site"]) == (
         [{"label": "C1", "path": log, "words": 6, "parts": [[1, 1]]}], ["a.org"], ["b.org"])
     lines = run("status", "--topic", "t").out.splitlines()
-    assert lines[1] == "round 0 · 0 of 12 pages saved · next --limit 12"
+    assert lines[1] == "round 1 of 1 · 0 of 12 pages saved · next --limit 12"
     assert lines[3:6] == ["scope: --site a.org --exclude-site b.org",
                           f"source policy: {web.display_path(md_root / 't' / 'sources.txt')}",
                           f"corpus C1: {log} · 6 words"]

@@ -105,7 +105,7 @@ def test_dry_run_end_to_end(run, searx, fire, md_root):
     assert started["limit"] == 2                                      # round 1 never spends the whole budget
     assert started["synthesis"].endswith(f"demonology/find-proof-the-demon-hierarchy-is-real-{TODAY}-synthesis.md")
     status = run("status", "--topic", TOPIC, "--json").json
-    assert status["round"] == 0 and status["next"].startswith("search round 1")
+    assert status["round"] == 1 and not status["scraped"] and status["next"].startswith("search round 1")
 
     # round 1: one search with all queries, picks in Claude's order (the 404 first), scrape with status's limit
     search = run("search", *QUERIES[:2], "--topic", TOPIC, "--json").json
@@ -128,7 +128,8 @@ def test_dry_run_end_to_end(run, searx, fire, md_root):
     assert status["next"].startswith("round 1 is done; deep round 2 is open")
     again = run("search", QUERIES[2], "--topic", TOPIC, "--json").json
     assert again["queries"] == {"3": QUERIES[2]} and [h["url"] for h in again["results"]] == [skeptic]
-    assert again["seen"] == [{"rank": 2, "url": not_found, "title": f"Title of {not_found}"}]
+    assert again["seen"] == [{"rank": 2, "url": not_found, "title": f"Title of {not_found}",   # and what became of it
+                              "outcome": "failed: target-status: the site answered 404 Not Found"}]
     picks = write_picks(md_root, 2, [skeptic, forum])
     second = run("scrape", "--topic", TOPIC, "--from", picks, "--limit", "2", "--json").json
     assert [(e["n"], e["url"]) for e in second["saved"]] == [(3, skeptic), (4, forum)]

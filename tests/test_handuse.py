@@ -141,7 +141,7 @@ def test_force_goes_past_the_budget_and_status_says_why(run, fire, md_root):
     assert r.code == 0 and [e["url"] for e in r.json["saved"]] == ["https://b.org/2"]
     assert [e.get("over_budget") for e in ledger(md_root) if e["command"] == "scrape"] == [None, True]
     status = run("status", "--topic", "t")
-    assert status.out.splitlines()[1] == ("round 1, scraped · 2 of 1 pages saved (1 past the budget, --force) · "
+    assert status.out.splitlines()[1] == ("round 1 of 1, scraped · 2 of 1 pages saved (1 past the budget, --force) · "
                                           "nothing left to scrape")
     assert run("status", "--topic", "t", "--json").json["forced"] == 1
     assert run("manifest", "--topic", "t").out.splitlines()[0].endswith(
@@ -199,7 +199,7 @@ def test_several_searches_before_a_scrape_stay_in_one_round(run, searx, fire, md
     searx.set_results("q2", [make_hit("https://b.org/2")])
     run("search", "q1", "--topic", "t")
     run("search", "q2", "--topic", "t")
-    assert run("status", "--topic", "t").out.splitlines()[1].startswith("round 1 of 2 (--deep) · 0 of 4 pages")
+    assert run("status", "--topic", "t").out.splitlines()[1].startswith("round 1 of 2 · 0 of 4 pages")
     run("scrape", "https://a.org/1", "--topic", "t")
     run("search", "q3", "--topic", "t")
     assert [e["round"] for e in ledger(md_root) if e["command"] in ("search", "scrape")] == [1, 1, 1, 2]
@@ -212,8 +212,9 @@ def test_a_search_after_the_last_round_is_reported_as_such(run, searx, fire, md_
     run("scrape", "https://a.org/1", "--topic", "t")
     run("search", "q2", "--topic", "t")
     status = run("status", "--topic", "t")
-    assert status.out.splitlines()[1] == "round 2 of 1 (a search after the run's last round) · 1 of 4 pages saved · " \
-                                         "nothing left to scrape"
+    assert status.out.splitlines()[1] == "round 2, after the run's 1 round · 1 of 4 pages saved · nothing left to scrape"
+    assert run("manifest", "--topic", "t").out.splitlines()[0].endswith(" · round 2, after the run's 1 round · 1 of 4 "
+                                                                        "pages saved")   # said alike everywhere
     assert "max rounds" in run("status", "--topic", "t", "--json").json["stop"]
 
 

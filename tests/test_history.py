@@ -96,20 +96,23 @@ def test_a_second_run_of_a_goal_writes_its_own_synthesis_and_init_names_the_earl
     mine = md_root / "s" / f"how-do-sea-stars-fare-{TODAY}-2-synthesis.md"   # the same day: -2
     assert answer["synthesis"] == web.display_path(mine)
     audit = web.display_path(md_root / "s" / f"how-do-sea-stars-fare-{TODAY}-audit.md")
-    assert answer["earlier"] == [{"path": web.display_path(path), "run": first, "date": TODAY, "status": "passed",
-                                  "errors": 0, "checked": TODAY, "audit": {"problems": 0, "current": True,
-                                                                           "path": audit}}]
+    assert answer["earlier"] == {"path": web.display_path(path), "run": first, "date": TODAY, "status": "passed",
+                                 "errors": 0, "checked": TODAY, "audit": {"problems": 0, "current": True, "path": audit}}
+    assert answer["earlier_count"] == 1
     human = run("init", GOAL, "--topic", "s").out.splitlines()
     assert f"  earlier synthesis of this goal: {web.display_path(path)} — {TODAY} · passed cite-check on {TODAY} · " \
            f"audited: 0 problems ({audit})" in human
     status = run("status", "--topic", "s", "--json").json
     assert status["next"].startswith("search round 1")                 # never the earlier run's next step
-    assert status["synthesis"]["status"] == "unwritten" and status["earlier"][0]["path"] == web.display_path(path)
+    assert status["synthesis"]["status"] == "unwritten" and status["earlier"]["path"] == web.display_path(path)
     assert "earlier" not in run("init", "another goal", "--topic", "s", "--json").json
     unchecked = write(md_root / "s" / f"how-do-sea-stars-fare-{TODAY}-4-synthesis.md", "# Written, never checked\n")
-    human = run("init", GOAL, "--topic", "s").out    # the 4th run of the goal claimed that name; the 5th names it
-    assert f"  earlier synthesis of this goal: {web.display_path(unchecked)} — {TODAY} · not checked yet: run " \
-           f"cite-check\n" in human
+    human = run("init", GOAL, "--topic", "s").out    # no run claimed that file: it counts, before the runs' own
+    assert f"  earlier synthesis of this goal: {web.display_path(path)} — {TODAY} · passed cite-check on {TODAY} · " \
+           f"audited: 0 problems ({audit}) · the latest of 2 (the manifest lists them all)\n" in human
+    run("manifest", "--topic", "s")
+    assert f"- [{unchecked.name}](../{unchecked.name}) — {TODAY} · not checked yet" in \
+        (md_root / "s" / "web" / "_manifest.md").read_text("utf-8")
 
 
 def test_the_manifest_lists_every_synthesis_latest_first_with_its_run_date_and_state(run, fire, md_root):
@@ -128,8 +131,8 @@ def test_the_manifest_lists_every_synthesis_latest_first_with_its_run_date_and_s
     rows = text[text.index("## Syntheses"):].splitlines()[4:6]
     assert rows == [f"- **[{new.name}](../{new.name})** (latest) — run 2, {TODAY} · fails cite-check: 2 errors ({TODAY})",
                     f"- [{old.name}](../{old.name}) — run 1, {TODAY} · passed cite-check on {TODAY}"]
-    syntheses = run("manifest", "--topic", "s", "--json").json["syntheses"]
-    assert [(e["file"], e["run"], e.get("latest")) for e in syntheses] == [(new.name, second, True), (old.name, first, None)]
+    syntheses = run("manifest", "--topic", "s", "--json").json["syntheses"]   # the latest of each goal: few lines
+    assert [(e["file"], e["run"]) for e in syntheses] == [(new.name, second)]
 
 
 # --- page versions -------------------------------------------------------------------------------------------
@@ -273,11 +276,11 @@ def test_refresh_says_what_became_of_each_cited_page_and_keeps_every_version(run
     pages = {e["url"]: e for e in r.json["pages"]}
     shown = {url: web.display_path(md_root / "s" / "web" / name) for url, name in names.items()}
     assert pages["https://same.org/a"] == {"n": 1, "url": "https://same.org/a", "outcome": "unchanged",
-                                           "path": shown["https://same.org/a"]}
+                                           "path": shown["https://same.org/a"], "cited": True}
     assert pages["https://changes.org/b"] == {
         "n": 2, "url": "https://changes.org/b", "outcome": "changed", "path": shown["https://changes.org/b"][:-3] + ".v2.md",
-        "previous": shown["https://changes.org/b"], "lost": {"quotes": ["Sea stars regrow lost arms over a year"],
-                                                              "numbers": []}}
+        "previous": shown["https://changes.org/b"], "cited": True,
+        "lost": {"quotes": ["Sea stars regrow lost arms over a year"], "numbers": []}}
     assert pages["https://gone.org/c"]["outcome"] == "gone" and pages["https://gone.org/c"]["lost"]["quotes"] == [
         "Ochre stars live for twenty years or more"]                       # none of it is on the live page now
     assert pages["https://moves.org/d"]["outcome"] == "moved" and pages["https://moves.org/d"]["to"] == \
@@ -292,9 +295,10 @@ def test_refresh_says_what_became_of_each_cited_page_and_keeps_every_version(run
     assert sorted(set(after) - set(before)) == [str(md_root / "s" / "web" / "changes-org-b.v2.md")]
     status = run("status", "--topic", "s", "--json").json
     assert (status["saved"], status["limit"]) == (status_before["saved"], status_before["limit"])   # outside the budget
-    assert status["refreshed"] == {"date": TODAY, "pages": 6, "synthesis": path.name, "quotes": 4, "changed": 1,
-                                   "gone": 2, "moved": 1, "failed": 1}
-    line = f"refreshed {TODAY}: 1 of 6 cited pages changed, 2 gone, 1 moved, 1 failed, 4 quotes no longer on the live page"
+    assert status["refreshed"] == {"date": TODAY, "pages": 6, "cited": 6, "synthesis": path.name, "quotes": 4,
+                                   "numbers": 0, "changed": [2], "gone": [3, 6], "moved": [4], "failed": [5]}
+    line = (f"refreshed {TODAY}: 6 cited pages, 1 changed ([2]), 1 moved ([4]), 2 gone ([3], [6]), 1 failed ([5]) · "
+            "4 quotes and 0 numbers no longer on the live page")
     assert line in run("status", "--topic", "s").out.splitlines()
     run("manifest", "--topic", "s")
     assert line in (md_root / "s" / "web" / "_manifest.md").read_text("utf-8").splitlines()
@@ -562,7 +566,7 @@ def test_the_checkpoint_answer_marks_a_pick_to_retry_names_the_notes_and_keeps_s
     answer = run("manifest", "--topic", "s", "--json").json
     assert answer["notes"] == web.display_path(md_root / "s" / "web" / "_notes.md")
     assert [sorted(row) for row in answer["syntheses"]] == [
-        ["audit", "checked", "date", "errors", "file", "latest", "run", "status"]]
+        ["audit", "checked", "date", "errors", "file", "run", "status"]]
     run("init", GOAL, "--topic", "deep", "--deep")
     fire.set_page(B, captured_reply("timeout.json"))
     run("scrape", B, "--topic", "deep")

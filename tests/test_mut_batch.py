@@ -90,7 +90,7 @@ def test_every_candidate_of_a_runs_batch_has_its_ledger_line_with_run_round_quer
         dict(line, url="https://blocked.org/p", query="tides", outcome="failed", pick=3, kind="policy",
              error=policy),
         dict(line, url="https://a.org/1", query="tides", outcome="saved", pick=1, path=shown(md_root, "a-org-1.md"),
-             sha256=hashlib.sha256(body.encode("utf-8")).hexdigest(), words=262, flags=[],
+             sha256=hashlib.sha256(body.encode("utf-8")).hexdigest(), words=262, chars=len(body), flags=[],
              title="Understanding Tide Pools | Coastal Notes"),
         dict(line, url="https://b.org/2", query="rock pools", outcome="unused", pick=4,
              reason="not needed: --limit 1 was met"),
@@ -202,8 +202,9 @@ def test_ctrl_c_while_a_page_is_written_is_held_until_its_ledger_line_is_written
     assert (r.code, r.err) == (web.EXIT_INTERRUPTED, INTERRUPTED.format("1 page"))
     assert r.out == (f"{saved_line(md_root, 'a-org-1.md', 'https://a.org/1')}\n"
                      "not attempted  https://b.org/2\nnot attempted  https://c.org/3\n")
-    assert [(e["outcome"], e["url"], e["pick"], e.get("path")) for e in scrape_events(md_root)] == [
-        ("saved", "https://a.org/1", 1, shown(md_root, "a-org-1.md"))]
+    assert [(e["outcome"], e["url"], e["pick"], e.get("path") or e.get("reason")) for e in scrape_events(md_root)] == [
+        ("saved", "https://a.org/1", 1, shown(md_root, "a-org-1.md")),   # the page, then what was not reached
+        ("not_attempted", "https://b.org/2", 2, "interrupted"), ("not_attempted", "https://c.org/3", 3, "interrupted")]
 
 
 def test_ctrl_c_with_two_pages_loading_reports_both_not_attempted_in_pick_order(run, fire, md_root, ctrl_c):

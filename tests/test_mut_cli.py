@@ -26,10 +26,9 @@ def test_search_with_a_topic_typed_with_a_slash_records_it_in_the_topic(run, sea
     searx.set_results("q", [make_hit("https://a.org/1"), make_hit("https://b.org/2")])
     r = run("search", "q", "--topic", "t/")
     assert (r.code, r.err) == (0, "")
-    assert r.out.splitlines() == [" 1. Title of https://a.org/1 [saved 1]", "    https://a.org/1",
-                                  "    Snippet for https://a.org/1", " 2. Title of https://b.org/2",
+    assert r.out.splitlines() == [" 1. [saved 1] https://a.org/1", " 2. Title of https://b.org/2",
                                   "    https://b.org/2", "    Snippet for https://b.org/2",
-                                  "-- 2 hits, 2 new to the topic"]
+                                  "-- 2 hits, 1 new to the topic; seen ones on one line (--all shows them in full)"]
 
 
 def test_manifest_export_and_refresh_take_a_topic_typed_with_a_slash(run, saved_page, md_root):

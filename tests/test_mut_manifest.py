@@ -110,7 +110,8 @@ def test_the_manifest_lists_a_refreshed_pages_current_version_and_ends_with_the_
                                            "| 2 | [Sea stars](changes-org-b.v2.md) | 48 | – | short | https://changes.org/b |"]
     assert manifest_text(md_root, "s").endswith(
         f" (latest) — run 1, {TODAY} · passed cite-check on {TODAY}\n\n"
-        f"refreshed {TODAY}: 1 of 2 cited pages changed, 1 quote no longer on the live page\n<!-- web.py:end -->\n")
+        f"refreshed {TODAY}: 2 cited pages, 1 changed ([2]) · 1 quote and 0 numbers no longer on the live page\n"
+        "<!-- web.py:end -->\n")
 
 
 def test_the_ledger_records_the_manifest_with_the_run_and_the_round_gathering_ended_at(run, fire, md_root):

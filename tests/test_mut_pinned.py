@@ -97,10 +97,11 @@ def test_topics_are_the_md_roots_folders_and_deeper_folders_with_a_web_folder(md
 def test_an_earlier_synthesis_is_named_with_what_cite_check_and_the_audit_said():
     entry = {"path": "md/t/x-2026-06-01-synthesis.md", "date": "2026-06-01", "status": "passed",
              "checked": "2026-06-02", "audit": {"problems": 1, "current": True, "path": "md/t/x-audit.md"}}
-    assert web.render_earlier(entry) == ("md/t/x-2026-06-01-synthesis.md — 2026-06-01 · passed cite-check on "
-                                         "2026-06-02 · audited: 1 problem (md/t/x-audit.md)")
-    assert web.render_earlier(dict(entry, status="unchecked", audit={})) == (
-        "md/t/x-2026-06-01-synthesis.md — 2026-06-01 · not checked yet: run cite-check")
+    assert web.render_earlier(entry, 1) == ("md/t/x-2026-06-01-synthesis.md — 2026-06-01 · passed cite-check on "
+                                            "2026-06-02 · audited: 1 problem (md/t/x-audit.md)")
+    assert web.render_earlier(dict(entry, status="unchecked", audit={}), 2) == (
+        "md/t/x-2026-06-01-synthesis.md — 2026-06-01 · not checked yet: run cite-check · the latest of 2 (the "
+        "manifest lists them all)")
 
 
 def test_line_ranges_are_named_as_a_note_names_them():
@@ -144,17 +145,18 @@ STATUS = {"run": "r2", "goal": "how fast do reefs recover", "round": 2, "rounds"
                     "flagged": [{"n": 3, "lines": [(5, 6)], "note": "md/t/web/notes/c.md"}]},
           "synthesis": {"path": "md/t/reefs-2026-12-01-synthesis.md", "status": "failing", "errors": 2,
                         "checked": "2026-12-01"},
-          "earlier": [{"path": "md/t/reefs-2026-06-01-synthesis.md", "date": "2026-06-01", "status": "passed",
-                       "checked": "2026-06-02", "audit": {"problems": 0, "current": True, "path": "md/t/a.md"}}],
-          "refreshed": {"date": "2026-12-01", "synthesis": "x", "pages": 8, "changed": 2, "gone": 1, "moved": 0,
-                        "failed": 0, "quotes": 3},
+          "earlier": {"path": "md/t/reefs-2026-06-01-synthesis.md", "date": "2026-06-01", "status": "passed",
+                      "checked": "2026-06-02", "audit": {"problems": 0, "current": True, "path": "md/t/a.md"}},
+          "earlier_count": 3,
+          "refreshed": {"date": "2026-12-01", "synthesis": "x", "pages": 8, "cited": 8, "changed": [2, 5], "gone": [4],
+                        "moved": [], "failed": [], "quotes": 3, "numbers": 2},
           "date": "2026-12-01", "next": "fix the synthesis's 2 cite-check errors"}
 
 
 def test_status_shows_every_fact_of_the_run_in_its_line():
     assert web.render_status(STATUS, "t").splitlines() == [
         "t · run r2 · how fast do reefs recover",
-        "round 2 of 3 (--deep), scraped · 7 of 6 pages saved (1 past the budget, --force) · next --limit 2",
+        "round 2 of 3, scraped · 7 of 6 pages saved (1 past the budget, --force) · next --limit 2",
         "stop rules met: few new hits",
         "may retry: https://a.org/x (timeout) — Reef survey",
         "may retry: https://b.org/y (http)",
@@ -164,8 +166,9 @@ def test_status_shows_every_fact_of_the_run_in_its_line():
         "flagged by its reader: [3] reader-instructions at L5–6 (md/t/web/notes/c.md)",
         "synthesis: md/t/reefs-2026-12-01-synthesis.md — fails cite-check: 2 errors (2026-12-01)",
         "earlier synthesis: md/t/reefs-2026-06-01-synthesis.md — 2026-06-01 · passed cite-check on 2026-06-02 · "
-        "audited: 0 problems (md/t/a.md)",
-        "refreshed 2026-12-01: 2 of 8 cited pages changed, 1 gone, 3 quotes no longer on the live page",
+        "audited: 0 problems (md/t/a.md) · the latest of 3 (the manifest lists them all)",
+        "refreshed 2026-12-01: 8 cited pages, 2 changed ([2], [5]), 1 gone ([4]) · 3 quotes and 2 numbers no longer on "
+        "the live page",
         "date: 2026-12-01",
         "next: fix the synthesis's 2 cite-check errors"]
 
@@ -175,11 +178,11 @@ def test_status_of_a_fresh_run_leaves_out_what_has_not_happened():
              "limit": 0, "synthesis": {"path": "md/t/g-synthesis.md", "status": "unwritten"},
              "notes": {"done": ["web/a.md"]}, "date": "2026-12-01", "next": "search"}
     assert web.render_status(fresh, "t").splitlines() == [
-        "t · run r1 · g", "round 1 · 0 of 6 pages saved · nothing left to scrape", "stop rules met: none",
+        "t · run r1 · g", "round 1 of 1 · 0 of 6 pages saved · nothing left to scrape", "stop rules met: none",
         "notes: 1 of 1 long pages", "synthesis: md/t/g-synthesis.md — not written yet", "date: 2026-12-01",
         "next: search"]
     late = web.render_status(dict(fresh, round=2), "t").splitlines()[1]
-    assert late == "round 2 of 1 (a search after the run's last round) · 0 of 6 pages saved · nothing left to scrape"
+    assert late == "round 2, after the run's 1 round · 0 of 6 pages saved · nothing left to scrape"
 
 
 def test_a_synthesis_files_goal_is_its_name_before_the_date_or_the_whole_name():
@@ -267,8 +270,10 @@ def test_the_refresh_report_shows_what_each_changed_page_lost_then_the_totals():
         "unchanged  [4]"] + [f"not attempted  https://e.org/{i}" for i in range(5)] + [
         "not attempted  … and 2 more (--json lists them)",
         "refreshed 4 pages: 3 changed, 1 unchanged · 5 quotes, 7 numbers no longer on the live page"]
-    assert web.render_refresh(dict(report, synthesis="md/t/x-synthesis.md")).splitlines()[-1].startswith(
-        "refreshed 4 pages cited by md/t/x-synthesis.md: ")
+    cited = dict(report, synthesis="md/t/x-synthesis.md", pages=[dict(p, cited=True) for p in report["pages"]])
+    assert web.render_refresh(cited).splitlines()[-1].startswith("refreshed 4 pages cited by md/t/x-synthesis.md: ")
+    cited["pages"][3].pop("cited")   # refresh --all: a page the synthesis does not cite
+    assert web.render_refresh(cited).splitlines()[-1].startswith("refreshed 4 pages, 3 cited by md/t/x-synthesis.md: ")
 
 
 # --- flags: the lines a flag pattern sees ---------------------------------------------------------------------
@@ -303,9 +308,9 @@ def test_the_checkpoint_summary_of_a_run_lists_each_page_with_its_note_flags_and
     answer = {"run": "r1", "round": 3, "budget": {"saved": 3, "max": 3}, "saved": SAVED, "path": "md/t/web/_manifest.md",
               "failed": [{"kind": "timeout", "retry": True, "url": "https://d.org/", "error": "no answer in 60 s"}]}
     facts = {"run": {"options": {"max_rounds": 2}, "forced": [], "requests": {"search": 5, "queries": 4, "scrape": 4}},
-             "dropped": ["x", "y"]}
+             "dropped_now": 2, "saved": SAVED, "refreshed": None}
     assert web.render_checkpoint("t", answer, facts, "/nowhere/_notes.md").splitlines() == [
-        "t · run r1 · round 3 of 2 (a search after the run's last round) · 3 of 3 pages saved (budget spent)",
+        "t · run r1 · round 3, after the run's 2 rounds · 3 of 3 pages saved (budget spent)",
         "saved:",
         "  [1] Reef survey — 12,500 words — note — flags: short, reader-instructions at L5–6",
         "      https://a.org/x",
@@ -315,7 +320,7 @@ def test_the_checkpoint_summary_of_a_run_lists_each_page_with_its_note_flags_and
         "      https://c.org/z",
         "failed:",
         "  timeout (may retry)  https://d.org/ — no answer in 60 s",
-        "dropped by the source scope: 2 hits (see the manifest)",
+        "dropped by the source scope in this run: 2 hits (see the manifest)",
         f"to read: 13,600 words ≈ {round(13600 * web.TOKENS_PER_WORD):,} tokens · requests: 5 search requests for 4 "
         "queries (pages 2–5 when needed), 4 scrapes",
         "wrote md/t/web/_manifest.md · notes: /nowhere/_notes.md (not written yet)"]
@@ -325,7 +330,8 @@ def test_the_checkpoint_summary_of_a_run_lists_each_page_with_its_note_flags_and
 
 def test_the_checkpoint_summary_without_a_run_counts_the_saved_pages():
     answer = {"saved": [], "failed": [], "path": "md/t/web/_manifest.md", "notes": "md/t/web/_notes.md"}
-    assert web.render_checkpoint("t", answer, {"run": None, "dropped": []}, "n").splitlines() == [
+    assert web.render_checkpoint("t", answer, {"run": None, "dropped_now": 0, "saved": [], "refreshed": None},
+                                 "n").splitlines() == [
         "t · 0 saved pages (no run started with web.py init)", "saved: none", "to read: 0 words ≈ 0 tokens",
         "wrote md/t/web/_manifest.md · notes: md/t/web/_notes.md"]
 
@@ -519,14 +525,14 @@ def test_the_manifests_first_line_names_the_notes_every_picks_file_and_what_ther
     run("init", "g", "--topic", "t")
     manifest = md_root / "t" / "web" / "_manifest.md"
     run("manifest", "--topic", "t")
-    assert "\nNotes: none yet (_notes.md) · picks: none · 0 pages saved, 0 words ≈ 0 tokens to read\n" in \
+    assert "\nNotes: none yet (_notes.md) · picks: none · the topic: 0 pages saved, 0 words ≈ 0 tokens to read\n" in \
         manifest.read_text("utf-8")
     for name in ("_picks-1.1.json", "_picks-1.2.json", "_notes.md"):
         (md_root / "t" / "web" / name).write_text("[]", encoding="utf-8")
     (md_root / "t" / "web" / "data.json").write_text("{}", encoding="utf-8")   # not a picks file
     run("manifest", "--topic", "t")
     assert ("\nNotes: [_notes.md](_notes.md) · picks: [_picks-1.1.json](_picks-1.1.json), "
-            "[_picks-1.2.json](_picks-1.2.json) · 0 pages saved") in manifest.read_text("utf-8")
+            "[_picks-1.2.json](_picks-1.2.json) · the topic: 0 pages saved") in manifest.read_text("utf-8")
 
 
 def test_a_topic_used_by_hand_shows_one_runs_row_saying_so(run, searx, md_root):

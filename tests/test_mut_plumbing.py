@@ -80,9 +80,9 @@ def test_a_page_put_in_web_by_hand_is_shown_saved_with_its_number(run, searx, fi
     r = run("search", "tide pools", "--topic", "t")
     assert (r.code, r.err) == (web.EXIT_OK, "")
     assert r.out.splitlines() == [
-        " 1. Page A [saved 1]", "    https://a.org/1", "    Snippet for https://a.org/1",
+        " 1. [saved 1] https://a.org/1",   # saved by hand: the topic's, not new to it
         " 2. Page B", "    https://b.org/2", "    Snippet for https://b.org/2",
-        "-- 2 hits, 2 new to the topic"]
+        "-- 2 hits, 1 new to the topic; seen ones on one line (--all shows them in full)"]
 
 
 # --- retries -------------------------------------------------------------------------------------------

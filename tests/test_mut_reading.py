@@ -84,7 +84,7 @@ def test_status_asks_a_reader_for_each_long_page_by_number_one_put_in_by_hand_to
     today = f"{web.now_utc():%Y-%m-%d}"
     pages = f"[1] {shown[1]}, [3] {shown[3]}, [4] {shown[4]}"
     assert run("status", "--topic", "py", "--json").json == {
-        "schema": "web.status/1", "ok": True, "run": run_id, "goal": "what else does cancellation do", "round": 1,
+        "schema": "web.status/2", "ok": True, "run": run_id, "goal": "what else does cancellation do", "round": 1,
         "rounds": 1, "scraped": True, "saved": 1, "budget": 12, "limit": 0, "stop": ["max rounds"],
         "synthesis": {"status": "unwritten", "path": web.display_path(
             topic / f"what-else-does-cancellation-do-{today}-synthesis.md")},

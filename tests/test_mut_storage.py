@@ -76,16 +76,6 @@ def test_a_lock_file_or_ledger_that_cannot_be_written_is_exit_3_naming_it(run, m
                      f"denied) — make the md root writable or point WEB_MD_ROOT elsewhere\n")
 
 
-def test_cite_check_in_a_topic_that_cannot_be_written_is_exit_3_and_prints_no_verdict(run, md_root, monkeypatch):
-    """The result goes to the ledger: a read-only topic cannot take it (README: cite-check's exit 3)."""
-    synthesis = md_root / "t" / run("init", "g", "--topic", "t", "--json").json["synthesis"].rsplit("/", 1)[1]
-    synthesis.write_text("# G\n\n## Summary\n\nNothing cited.\n", encoding="utf-8")
-    refuse_to_open(monkeypatch, ".lock")
-    r = run("cite-check", str(synthesis))
-    assert (r.code, r.out) == (web.EXIT_CONFIG, "") and r.err.startswith(
-        f"web.py: storage: cannot write {web.display_path(web_folder(md_root) / '.lock')} (Permission denied)")
-
-
 # --- the topic lock on Windows --------------------------------------------------------------------------------
 
 class WindowsLocks:

@@ -1,7 +1,7 @@
 """Topics and their folders, where the mutation run found them unpinned: the one-line errors for a missing md
 root, a topic whose web/ is a file or that leads out of the md root, the topic names check_topic takes or refuses
 (., X-ended names, exactly 100 characters, a bare /, a completed X/); doctor's md-root probe on a disk with no
-room; the page index a topic keeps (a dangling link, a page rewritten while a command runs, a hand-written file in
+room; the page index a topic keeps (a dangling link, a page the ledger recorded, a hand-written file in
 web/); and what status and the manifest say of a run: the synthesis an older ledger's run writes, and the scrape
 requests it made."""
 
@@ -170,10 +170,17 @@ def test_a_markdown_file_without_a_source_in_web_is_not_a_saved_page(run, fire, 
     assert checkpoint_saved(run) == ["  [1] Sea stars — 49 words — flags: short", f"      {A}"]
 
 
-def test_the_page_index_reads_a_page_again_once_it_changed_on_disk(md_root):
+def test_the_page_index_takes_a_recorded_page_from_the_ledger_and_reads_any_other_once(md_root, monkeypatch):
     store = web.TopicStore(web.Config(os.environ, box=False), "t")
-    page = md_root / "t" / "web" / "page.md"
+    web_dir = md_root / "t" / "web"
+    page, recorded = web_dir / "page.md", web_dir / "recorded.md"
     page.write_text(f"> source: {A}  \n> title: Sea stars\n\n# Sea stars\n", encoding="utf-8")
-    assert store.refresh()[0] == {web.url_key(A): str(page)}
-    page.write_text(f"> source: {B}  \n> title: Tide pools, a page rewritten\n\n# Tide pools\n", encoding="utf-8")
-    assert store.refresh()[0] == {web.url_key(B): str(page)}
+    recorded.write_text(f"> source: {C}  \n\n# Census\n", encoding="utf-8")   # never rewritten: the ledger's facts hold
+    web.append_events(str(web_dir), [web.ledger_event(None, "scrape", None, url=B, outcome="saved", path=str(recorded),
+                                                      sha256="0" * 64, words=2, chars=10, flags=[], title="Pools")])
+    reads, read = [], web.read_page_facts
+    monkeypatch.setattr(web, "read_page_facts", lambda path: reads.append(path) or read(path))
+    assert store.refresh()[0] == {web.url_key(A): str(page), web.url_key(B): str(recorded)}
+    assert store.refresh()[1]["0" * 64] == str(recorded) and reads == [str(page)]   # read once, at the first listing
+    page.unlink()
+    assert store.refresh()[0] == {web.url_key(B): str(recorded)} and reads == [str(page)]

@@ -145,14 +145,16 @@ def test_max_that_is_not_a_number_is_named_with_its_range(run):
                                       "web.py: usage: --max 'ten' is not a whole number — use 1 to 100\n")
 
 
-def test_a_page_saved_outside_the_project_is_shown_by_its_full_path_wherever_the_shell_stands(
-        run, fire, md_root, tmp_path, monkeypatch):
+def test_a_page_is_shown_relative_to_the_folder_the_shell_stands_in_or_whole_outside_it(run, fire, md_root, tmp_path,
+                                                                                       monkeypatch):
     monkeypatch.chdir(tmp_path)   # the md root (tmp_path/md) lies under the current folder, not the project
-    fire.set_articles("https://example.org/a")
+    fire.set_articles("https://example.org/a", "https://example.org/b")
     r = run("scrape", "https://example.org/a", "--topic", "t")
-    assert r.code == 0
-    assert r.out == (f"saved    [1] {md_root / 't' / 'web' / 'example-org-a.md'}  (262 words)  "
-                     f"https://example.org/a\n")
+    assert (r.code, r.out) == (0, "saved    [1] md/t/web/example-org-a.md  (262 words)  https://example.org/a\n")
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")   # a sibling of the md root: the whole path, never ../md/…
+    r = run("scrape", "https://example.org/b", "--topic", "t")
+    assert r.out == f"saved    [2] {md_root / 't' / 'web' / 'example-org-b.md'}  (262 words)  https://example.org/b\n"
 
 
 @pytest.fixture

@@ -431,7 +431,7 @@ def test_the_store_saves_skips_and_replaces(md_root):
     assert again[:2] == ("saved", None) and again[2].endswith("b-org-y.v2.md")       # --force: the next version
     assert open(replaced[2], "rb").read().endswith(b"body one\n")                    # the first one stays
     third = store.save("https://b.org/y", b, b"body one\n", True)                    # back to the first text
-    assert third[2].endswith("b-org-y.v3.md") and store.saved_path("https://b.org/y") == third[2]
+    assert third[2].endswith("b-org-y.v3.md") and store.refresh()[0][web.url_key("https://b.org/y")] == third[2]
 
 
 def test_a_long_slug_keeps_its_suffix_within_80_characters(md_root):
