@@ -3135,7 +3135,7 @@ class LibraryIndex:
             self.db = self.open(":memory:")
 
     def open(self, path):
-        db = self.sqlite.connect(path, timeout=60)
+        db = self.sqlite.connect(path, timeout=60, isolation_level=None)   # transactions begun by update()
         if db.execute("PRAGMA user_version").fetchone()[0] != INDEX_SCHEMA:
             db.executescript("DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS passages; DROP TABLE IF EXISTS terms;"
                              "CREATE TABLE files (rel TEXT PRIMARY KEY, stamp TEXT, words INTEGER, parts TEXT);"
@@ -3153,19 +3153,24 @@ class LibraryIndex:
         for rel, path in files.items():
             stat = os.stat(path)
             stamps[rel] = f"{stat.st_mtime_ns}:{stat.st_size}"
-        known = dict(self.db.execute("SELECT rel, stamp FROM files"))
-        stale = [rel for rel in known if stamps.get(rel, None if prune else known[rel]) != known[rel]]
-        fresh = [rel for rel in stamps if stamps[rel] != known.get(rel)]
-        if not stale and not fresh:
+        if self.changes(stamps, prune) == ([], []):
             return
         try:
             with self.db:
+                self.db.execute("BEGIN IMMEDIATE")   # one writer at a time: what another find indexed is seen
+                stale, fresh = self.changes(stamps, prune)
                 self.forget(stale)
                 for rel in fresh:
                     self.add(rel, files[rel], stamps[rel])
         except self.sqlite.OperationalError:   # read-only: the same, in memory
             self.db = self.open(":memory:")
             self.update(files, prune)
+
+    def changes(self, stamps, prune):
+        """(indexed files to forget, files to index) for the files' stamps ({rel: mtime:size})."""
+        known = dict(self.db.execute("SELECT rel, stamp FROM files"))
+        return ([rel for rel in known if stamps.get(rel, None if prune else known[rel]) != known[rel]],
+                [rel for rel in stamps if stamps[rel] != known.get(rel)])
 
     def forget(self, rels):
         for rel in rels:

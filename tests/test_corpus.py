@@ -330,3 +330,16 @@ def test_the_main_conversation_looks_up_lines_of_a_long_corpus_file_but_never_re
     assert hook(run, "pre", look) is None
     reader_read = tool("pretooluse-read-subagent.json", cwd, "Read", file_path="md/t/manual.md")
     assert hook(run, "pre", reader_read) is None
+
+
+def test_two_finds_at_once_on_a_new_index_both_answer(library, md_root):
+    import subprocess
+    import sys
+    shutil.rmtree(library / "web" / ".index", ignore_errors=True)
+    argv = [sys.executable, os.path.join(os.path.dirname(TESTS), "web.py"), "find", "synaptic aptitude", "--topic",
+            "lib", "--json"]
+    procs = [subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=os.environ) for _ in range(2)]
+    answers = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], answers
+    hits = [json.loads(out)["hits"] for out, _ in answers]
+    assert hits[0] == hits[1] and hits[0]
