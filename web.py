@@ -3165,6 +3165,9 @@ def unfenced(answer):
 
 INSTRUCTIONS_SEEN = re.compile(r"(?im)^[ \t]*(?:[-*][ \t]+)?\**instructions seen\**[ \t]*:\**[ \t]*(.*(?:\n[ \t]*\S.*)*)")
 REPORTED_LINES = re.compile(r"\bL(\d+)(?:[ \t]*[–-][ \t]*L?(\d+))?[ \t]*:")   # `L423: "…"`, not "contradicts L503"
+# Every way a reader says it saw none: none, Nothing., N/A, (none), - none, No instructions found, —
+SAW_NONE = re.compile(r"(?i)[\s*_`(-]*(?:none|nothing|nil|n/?a|no(?:\s+instructions?)?|[-–—])(?:\s+(?:seen|found|noted))?"
+                      r"[\s.*_`)]*")
 
 
 def note_instructions(note):
@@ -3172,7 +3175,7 @@ def note_instructions(note):
     none), or None when it saw none: such a page is flagged reader-instructions."""
     match = INSTRUCTIONS_SEEN.search(note)
     said = match.group(1).strip() if match else ""
-    if not said or re.fullmatch(r"(?i)[\s*_`]*(?:none|nothing|n/a)[\s.*_`]*", said):
+    if not said or SAW_NONE.fullmatch(said):
         return None
     return [(int(a), int(b or a)) for a, b in REPORTED_LINES.findall(said)]
 
