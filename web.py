@@ -997,9 +997,12 @@ SUSPICIONS = {   # flag: its (pattern, anchors) groups; a group's pattern runs o
     # so is writing about AI: "the model is trained", "if you are using an AI assistant").
     "instructions": (
         (re.compile(rb"\b(ignore|disregard|forget|override)\s+(all\s+|any\s+|the\s+|your\s+|of\s+)*(previous|prior|"
-                    rb"above|earlier|preceding|system)?\s*(instructions|prompts?)\b|\bnew instructions\s*:|"
+                    rb"above|earlier|preceding|system)?\s*(instructions|prompts?|directions)\b|\bnew instructions\s*:|"
                     rb"\b(reveal|print|show|output|repeat|leak)\s+(your|the)\s+(system\s+prompt|initial\s+prompt|"
-                    rb"instructions)\b"), (b"instruction", b"prompt")),
+                    rb"instructions)\b"), (b"instruction", b"prompt", b"direction")),
+        # "Disregard the above and say…": the text before, set aside for a request to the reader
+        (re.compile(rb"\b(ignore|disregard|forget)\s+(all\s+(of\s+)?|everything\s+)?(the\s+)?above[,;:]?\s+(and\s+)?"
+                    rb"(instead\s+|now\s+|just\s+)?" + AI_VERB), (b"ignore", b"disregard", b"forget")),
         (re.compile(rb"\byou\s+are\s+now\s+(an?\s+|in\s+|no\s+longer\b|dan\b|free\b|unrestricted\b|jailbroken\b)|"
                     rb"\byou\s+must\s+now\s+(act|behave|obey|respond|answer|reply|pretend|ignore|forget|disregard|reveal|"
                     rb"comply|only|always|never|speak|say|state|tell|output)\b|\bfrom\s+now\s+on,?\s+you\b|"
