@@ -1,6 +1,6 @@
 """What people do across several commands, as they do it: a page fetched again with new reasons, a
 second version and then a new page, a second run and its synthesis, a synthesis edited after it
-passed, a re-scrape that failed, a reader who saw instructions but named no line, a second session.
+passed, a re-scrape that failed, a reader who saw instructions but named no line.
 Each test runs the commands a person or Claude runs and reads what they read afterwards."""
 
 import json
@@ -9,8 +9,7 @@ import pytest
 
 import web
 from standins import captured_reply
-from test_history import A, B, C, GOAL, TODAY, article, auditor_answer, hook, ledger, start_run, synthesis_text, \
-    write
+from test_history import A, B, C, TODAY, article, auditor_answer, hook, start_run, synthesis_text, write
 from test_reader_flags import planted, reader_answer  # noqa: F401 (a fixture)
 
 
@@ -148,20 +147,3 @@ def test_instructions_a_reader_reports_without_line_numbers_flag_the_page_everyw
     saved = run("manifest", "--topic", "py", "--json").json["saved"][0]
     assert "reader-instructions" in saved["flags"]
     assert "reader-instructions at lines it did not name" in run("manifest", "--topic", "py").out
-
-
-# --- another session ---------------------------------------------------------------------------------------
-
-def test_stop_never_blocks_one_session_over_the_synthesis_another_session_checked(run, fire, md_root, planted):  # noqa: F811
-    path = md_root / "py" / "how-does-asyncio-cancellation-propagate-synthesis.md"
-    write(path, "# Cancellation\n\n## Summary\n\nTasks can be cancelled.\n")      # failing: no citation, no findings
-    mine = {"session_id": "session-a", "cwd": str(md_root.parent), "hook_event_name": "PostToolUse",
-            "tool_name": "Write", "tool_input": {"file_path": str(path), "content": "…"}}
-    assert hook(run, "post", mine)[0]["decision"] == "block"
-    theirs = dict(reader_answer(md_root.parent, planted[0], "Contributes: x\nInstructions seen: none\n"),
-                  session_id="session-b")
-    hook(run, "post", theirs)                                       # session B is in the topic's ledger too
-    assert {e.get("session") for e in ledger(md_root, "py")} >= {"session-a", "session-b"}
-    stop = {"session_id": "session-b", "cwd": str(md_root.parent), "hook_event_name": "Stop", "stop_hook_active": False}
-    assert hook(run, "stop", stop) == (None, "")
-    assert hook(run, "stop", dict(stop, session_id="session-a"))[0]["decision"] == "block"
