@@ -6032,13 +6032,15 @@ def export_key(topic, number):
 
 def export_entries(store, cited_in=None):
     """[{"key", "title", "url", "accessed", "published", "site", "topic"}] of the saved pages, by
-    number; with `cited_in` (a synthesis of the topic), only the pages it cites."""
+    number; with `cited_in` (a synthesis of the topic), only the pages it cites, in the version it cites."""
     numbers = source_numbers(store.events(), store.web_dir)
     pages = {os.path.basename(p): p for p in store.refresh()[0].values()}
+    if cited_in is not None:   # the version it cites, the newest of those it cites: its day of access is theirs
+        cited = {}
+        for name in sorted(cited_pages(store, cited_in), key=current_first, reverse=True):
+            cited[page_base(name)] = name
+        pages = {name: os.path.join(store.web_dir, name) for name in cited.values()}
     names = sorted(pages, key=lambda n: numbers[n])
-    if cited_in is not None:
-        cited = cited_pages(store, cited_in)
-        names = [n for n in names if n in cited]
     entries = []
     for name in names:
         fields = read_header(pages[name])

@@ -147,3 +147,24 @@ def test_instructions_a_reader_reports_without_line_numbers_flag_the_page_everyw
     saved = run("manifest", "--topic", "py", "--json").json["saved"][0]
     assert "reader-instructions" in saved["flags"]
     assert "reader-instructions at lines it did not name" in run("manifest", "--topic", "py").out
+
+
+# --- export after a second version ---------------------------------------------------------------------
+
+def test_export_cited_in_gives_the_version_the_synthesis_cites_once_a_page_has_a_newer_one(run, fire, md_root):
+    fire.set_page(A, article(A, "The survey counted 120 sea stars."))
+    fire.set_page(B, article(B, "Pools dry out in summer."))
+    first, _ = start_run(run)
+    run("scrape", A, B, "--topic", "s", "--workers", "1")
+    path = write(md_root / "s" / f"how-do-sea-stars-fare-{TODAY}-synthesis.md", synthesis_text(
+        first, "It counted 120 [1](web/a-org-stars.md).", ["120 sea stars [1](web/a-org-stars.md)."]))
+    fire.set_page(A, article(A, "The survey counted 130 sea stars.", title="Sea stars in 2025"))
+    run("scrape", A, "--topic", "s", "--force")
+
+    def exported():
+        r = run("export", "--topic", "s", "--format", "csl-json", "--cited-in", path)
+        assert r.code == 0, r
+        return [(e["id"], e["URL"], e["title"]) for e in json.loads(r.out)]
+    assert exported() == [("s-1", A, "Sea stars")]                       # the version it cites
+    write(path, path.read_text("utf-8") + "- 130 sea stars [1](web/a-org-stars.v2.md).\n")
+    assert exported() == [("s-1", A, "Sea stars in 2025")]               # both: one entry, the newest
