@@ -2412,13 +2412,13 @@ class RefreshBatch:
             return self.record(target, "moved", to=final, lost=lost)
         sha = encode_page(header, body)[1]
         if sha == self.store.sha_of(path):   # the common case, decided without the lock
-            return self.record(target, "unchanged", sha256=sha)
+            return self.record(target, "unchanged", sha256=sha, lost=lost)
         outcome, reason, saved, sha, _ = self.store.save(url, header, body, True)
         if outcome == "saved":
             return self.record(target, "changed", new=saved, sha256=sha, lost=lost)
         if reason == "duplicate":   # its text is now another saved page's
             return self.record(target, "changed", same_as=display_path(saved), sha256=sha, lost=lost)
-        return self.record(target, "unchanged", sha256=sha)
+        return self.record(target, "unchanged", sha256=sha, lost=lost)
 
     def record(self, target, outcome, new=None, lost=([], []), sha256=None, **fields):
         """Report and log one page; its `path` is the page's current version after the refresh."""
@@ -2465,14 +2465,14 @@ def render_refresh(report):
     lines = []
     for e in report["pages"]:
         lost = e.get("lost")
-        if e["outcome"] != "unchanged":
+        if e["outcome"] != "unchanged" or lost:
             lines.append(f"{e['outcome']:<9}  [{e['n']}] {refresh_detail(e)}  {e['url']}")
         if lost:
             held = " and ".join(counted(len(lost[k]), k[:-1]) for k in ("quotes", "numbers") if lost[k])
             lines.append(f"           {held} no longer on the live page" +
                          (f": {', '.join(lost['numbers'][:5])}" if lost["numbers"] else ""))
             lines += [f'           "{shown_quote(q)}"' for q in lost["quotes"][:3]]
-    unchanged = [e["n"] for e in report["pages"] if e["outcome"] == "unchanged"]
+    unchanged = [e["n"] for e in report["pages"] if e["outcome"] == "unchanged" and not e.get("lost")]
     if unchanged:
         lines.append(f"unchanged  {number_ranges(unchanged)}")
     lines += summed([f"not attempted  {url}" for url in report.get("not_attempted", [])], "not attempted")
@@ -2486,7 +2486,10 @@ def render_refresh(report):
 
 
 def refresh_detail(entry):
-    """What became of a page that needs a look: its new version, where it moved, or why it is gone or failed."""
+    """What became of a page that needs a look: its new version, where it moved, why it is gone or failed, or
+    the version it is still (unchanged, but without what the synthesis took from an earlier one)."""
+    if entry["outcome"] == "unchanged":
+        return entry["path"]
     if entry["outcome"] == "changed":
         return entry["path"] + (f" (same text as {entry['same_as']})" if entry.get("same_as") else
                                 f" (was {os.path.basename(entry['previous'])})")

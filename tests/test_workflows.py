@@ -9,7 +9,9 @@ import pytest
 
 import web
 from standins import captured_reply
-from test_history import A, B, C, TODAY, article, auditor_answer, hook, start_run, synthesis_text, write
+from test_history import PAGES as HISTORY_PAGES
+from test_history import A, B, C, TODAY, article, auditor_answer, hook, refresh_topic, start_run, \
+    synthesis_text, write
 from test_reader_flags import planted, reader_answer  # noqa: F401 (a fixture)
 
 
@@ -168,3 +170,21 @@ def test_export_cited_in_gives_the_version_the_synthesis_cites_once_a_page_has_a
     assert exported() == [("s-1", A, "Sea stars")]                       # the version it cites
     write(path, path.read_text("utf-8") + "- 130 sea stars [1](web/a-org-stars.v2.md).\n")
     assert exported() == [("s-1", A, "Sea stars in 2025")]               # both: one entry, the newest
+
+
+# --- two refreshes -----------------------------------------------------------------------------------------
+
+def test_a_second_refresh_still_says_which_quotes_of_the_synthesis_the_live_page_lacks(run, fire, md_root):
+    pages = dict(list(HISTORY_PAGES.items())[:2])
+    refresh_topic(run, fire, md_root, pages)
+    fire.set_page("https://changes.org/b", article("https://changes.org/b", "Sea stars regrow arms. 2"))
+    first = run("refresh", "--topic", "s", "--json").json
+    assert (first["counts"], first["lost"]) == ({"changed": 1, "unchanged": 1}, {"quotes": 1, "numbers": 0})
+    second = run("refresh", "--topic", "s")                          # a month later: nothing new on the web
+    v2 = web.display_path(page(md_root, "changes-org-b.v2.md"))
+    assert second.out.splitlines() == [
+        f"unchanged  [2] {v2}  https://changes.org/b", "           1 quote no longer on the live page",
+        '           "Sea stars regrow lost arms over a year"', "unchanged  [1]",
+        f"refreshed 2 pages cited by {web.display_path(md_root / 's' / f'how-do-sea-stars-fare-{TODAY}-synthesis.md')}: "
+        "2 unchanged · 1 quote, 0 numbers no longer on the live page"]
+    assert run("status", "--topic", "s", "--json").json["refreshed"]["quotes"] == 1
