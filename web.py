@@ -5897,7 +5897,8 @@ def run_hook(args):
 # --- audit: the citation-auditor reads the synthesis for meaning ---
 
 AUDITOR = "citation-auditor"    # the subagent (.claude/agents/citation-auditor.md) that audits a synthesis
-AUDIT_ITEM = re.compile(r"(?m)^[ \t]*\d+\.[ \t]+L\d+")
+AUDIT_ITEM = re.compile(r"(?m)^[ \t]*(?:[-*+]|[*_]*\d+[.)][*_]*)[ \t]+[*_]*L\d+")   # 1. L12, 1) L12, **1.** L12, - L12
+AUDIT_STATED = re.compile(r"(?im)^[\W_]*problems[*_]*:[*_ \t]*(\d+)")                # Problems: 2, **Problems: 2**
 SYNTHESIS_IN_PROMPT = re.compile(r"(?:[^\s\"'`()<>\[\]]*/)?md/[^\s\"'`()<>\[\]]+-synthesis\.md")
 
 
@@ -5907,8 +5908,9 @@ def audit_path(synthesis):
 
 
 def audit_problems(answer):
-    """The number of problems an auditor's answer lists (its numbered `1. L12 …` items)."""
-    return len(AUDIT_ITEM.findall(answer))
+    """The number of problems an auditor's answer lists: its `1. L12 …` items, or its `Problems: N` when more."""
+    stated = AUDIT_STATED.search(answer)
+    return max(len(AUDIT_ITEM.findall(answer)), int(stated.group(1)) if stated else 0)
 
 
 def prompt_synthesis(prompt, cwd, cfg):

@@ -188,3 +188,24 @@ def test_a_second_refresh_still_says_which_quotes_of_the_synthesis_the_live_page
         f"refreshed 2 pages cited by {web.display_path(md_root / 's' / f'how-do-sea-stars-fare-{TODAY}-synthesis.md')}: "
         "2 unchanged · 1 quote, 0 numbers no longer on the live page"]
     assert run("status", "--topic", "s", "--json").json["refreshed"]["quotes"] == 1
+
+
+# --- an auditor's answer, as auditors write it ---------------------------------------------------------------
+
+@pytest.mark.parametrize("answer", [
+    'Problems: 2\n1. L9 hedge: "It counted 120"\n   fix: x\n2. L13 uncited: "120 sea stars"\n   fix: y\n',
+    '1) L9 hedge: "It counted 120"\n2) L13 uncited: "120 sea stars"\n',
+    '**1.** L9 hedge: "It counted 120"\n**2.** L13 uncited: "120 sea stars"\n',
+    '- L9 hedge: "It counted 120"\n- L13 uncited: "120 sea stars"\n',
+    '1. **L9** hedge: "It counted 120"\n2. **L13** uncited: "120 sea stars"\n',
+    '**Problems: 2**\n\nThe summary overstates the count; the finding cites the wrong page.\n'])
+def test_the_problems_an_auditor_lists_are_counted_however_it_numbers_them(run, fire, md_root, answer):
+    fire.set_page(A, article(A, "The survey counted 120 sea stars."))
+    first, _ = start_run(run)
+    run("scrape", A, "--topic", "s")
+    path = write(md_root / "s" / f"how-do-sea-stars-fare-{TODAY}-synthesis.md", synthesis_text(
+        first, "It counted 120 [1](web/a-org-stars.md).", ["120 sea stars [1](web/a-org-stars.md)."]))
+    run("cite-check", path)
+    hook(run, "post", auditor_answer(md_root.parent, path, answer))
+    status = run("status", "--topic", "s", "--json").json
+    assert status["synthesis"]["audit"]["problems"] == 2 and status["next"].startswith("the audit found 2 problems")
