@@ -98,6 +98,17 @@ def test_status_tells_each_phase_what_to_do_next(run, searx, fire, md_root):
     assert human[1] == "round 1 of 2 (--deep), scraped · 1 of 2 pages saved · next --limit 1"
     assert "may retry: https://b.org/2 (timeout) — Title of https://b.org/2" in human
     assert human[-2] == f"date: {web.now_utc():%Y-%m-%d}"
+    searx.set_results("q2", [make_hit("https://c.org/3")])
+    run("search", "q2", "--topic", "t")                                   # the next round opens with its search
+    assert status_of(run, "--json").json["next"] == (
+        "rank round 2's hits, write md/t/web/_picks-1.2.json, then run: python3 web.py scrape --topic t "
+        "--from md/t/web/_picks-1.2.json --limit 1 --json")
+    fire.set_articles("https://b.org/2")
+    run("scrape", "https://b.org/2", "--topic", "t", "--limit", "1")      # the retry, in round 2
+    answer = status_of(run, "--json").json
+    assert (answer["round"], answer["scraped"], answer["saved"], answer["stop"]) == (2, True, 2, ["budget spent",
+                                                                                                 "max rounds"])
+    assert answer["next"].startswith("checkpoint: run python3 web.py manifest --topic t")
 
 
 def test_status_and_manifest_refuse_a_topic_that_does_not_exist_and_create_nothing(run, md_root):
