@@ -209,3 +209,7 @@ def test_the_problems_an_auditor_lists_are_counted_however_it_numbers_them(run, 
     hook(run, "post", auditor_answer(md_root.parent, path, answer))
     status = run("status", "--topic", "s", "--json").json
     assert status["synthesis"]["audit"]["problems"] == 2 and status["next"].startswith("the audit found 2 problems")
+
+
+def test_an_auditor_that_lists_twelve_problems_without_their_count_has_twelve():
+    assert web.audit_problems("".join(f'{i}. L{i} hedge: "x"\n   fix: y\n' for i in range(1, 13))) == 12
