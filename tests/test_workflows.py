@@ -19,6 +19,15 @@ def page(md_root, name, topic="s"):
     return md_root / topic / "web" / name
 
 
+def counted_run(run, fire, md_root):
+    """A run that saved A ("120 sea stars") and its synthesis, which cites it: (run id, synthesis path)."""
+    fire.set_page(A, article(A, "The survey counted 120 sea stars."))
+    first, _ = start_run(run)
+    run("scrape", A, "--topic", "s")
+    return first, write(md_root / "s" / f"how-do-sea-stars-fare-{TODAY}-synthesis.md", synthesis_text(
+        first, "It counted 120 [1](web/a-org-stars.md).", ["120 sea stars [1](web/a-org-stars.md)."]))
+
+
 # --- a page fetched again: its new version, its number -------------------------------------------------------
 
 @pytest.mark.parametrize("given", ["flags", "picks"])
@@ -83,11 +92,7 @@ def test_refresh_follows_the_latest_runs_synthesis_not_the_first(run, fire, md_r
 # --- a synthesis edited after it passed ----------------------------------------------------------------------
 
 def test_a_synthesis_edited_after_it_passed_is_checked_again_before_it_is_audited(run, fire, md_root):
-    fire.set_page(A, article(A, "The survey counted 120 sea stars."))
-    first, _ = start_run(run)
-    run("scrape", A, "--topic", "s")
-    path = write(md_root / "s" / f"how-do-sea-stars-fare-{TODAY}-synthesis.md", synthesis_text(
-        first, "It counted 120 [1](web/a-org-stars.md).", ["120 sea stars [1](web/a-org-stars.md)."]))
+    path = counted_run(run, fire, md_root)[1]
     assert run("cite-check", path).code == 0
     assert run("status", "--topic", "s", "--json").json["next"].startswith("the synthesis passed cite-check: launch "
                                                                            "citation-auditor")
@@ -103,11 +108,7 @@ def test_a_synthesis_edited_after_it_passed_is_checked_again_before_it_is_audite
 
 
 def test_an_audit_of_an_earlier_text_asks_for_no_fix_once_the_new_text_passes(run, fire, md_root):
-    fire.set_page(A, article(A, "The survey counted 120 sea stars."))
-    first, _ = start_run(run)
-    run("scrape", A, "--topic", "s")
-    path = write(md_root / "s" / f"how-do-sea-stars-fare-{TODAY}-synthesis.md", synthesis_text(
-        first, "It counted 120 [1](web/a-org-stars.md).", ["120 sea stars [1](web/a-org-stars.md)."]))
+    path = counted_run(run, fire, md_root)[1]
     run("cite-check", path)
     hook(run, "post", auditor_answer(md_root.parent, path, "Problems:\n1. L9 overstates the count\n"))
     assert run("status", "--topic", "s", "--json").json["next"].startswith("the audit found 1 problem")
@@ -154,12 +155,7 @@ def test_instructions_a_reader_reports_without_line_numbers_flag_the_page_everyw
 # --- export after a second version ---------------------------------------------------------------------
 
 def test_export_cited_in_gives_the_version_the_synthesis_cites_once_a_page_has_a_newer_one(run, fire, md_root):
-    fire.set_page(A, article(A, "The survey counted 120 sea stars."))
-    fire.set_page(B, article(B, "Pools dry out in summer."))
-    first, _ = start_run(run)
-    run("scrape", A, B, "--topic", "s", "--workers", "1")
-    path = write(md_root / "s" / f"how-do-sea-stars-fare-{TODAY}-synthesis.md", synthesis_text(
-        first, "It counted 120 [1](web/a-org-stars.md).", ["120 sea stars [1](web/a-org-stars.md)."]))
+    path = counted_run(run, fire, md_root)[1]
     fire.set_page(A, article(A, "The survey counted 130 sea stars.", title="Sea stars in 2025"))
     run("scrape", A, "--topic", "s", "--force")
 
@@ -200,11 +196,7 @@ def test_a_second_refresh_still_says_which_quotes_of_the_synthesis_the_live_page
     '1. **L9** hedge: "It counted 120"\n2. **L13** uncited: "120 sea stars"\n',
     '**Problems: 2**\n\nThe summary overstates the count; the finding cites the wrong page.\n'])
 def test_the_problems_an_auditor_lists_are_counted_however_it_numbers_them(run, fire, md_root, answer):
-    fire.set_page(A, article(A, "The survey counted 120 sea stars."))
-    first, _ = start_run(run)
-    run("scrape", A, "--topic", "s")
-    path = write(md_root / "s" / f"how-do-sea-stars-fare-{TODAY}-synthesis.md", synthesis_text(
-        first, "It counted 120 [1](web/a-org-stars.md).", ["120 sea stars [1](web/a-org-stars.md)."]))
+    path = counted_run(run, fire, md_root)[1]
     run("cite-check", path)
     hook(run, "post", auditor_answer(md_root.parent, path, answer))
     status = run("status", "--topic", "s", "--json").json
