@@ -3172,8 +3172,8 @@ def unfenced(answer):
 INSTRUCTIONS_SEEN = re.compile(r"(?im)^[ \t]*(?:[-*][ \t]+)?\**instructions seen\**[ \t]*:\**[ \t]*(.*(?:\n[ \t]*\S.*)*)")
 REPORTED_LINES = re.compile(r"\bL(\d+)(?:[ \t]*[–-][ \t]*L?(\d+))?[ \t]*:")   # `L423: "…"`, not "contradicts L503"
 # Every way a reader says it saw none: none, Nothing., N/A, (none), - none, No instructions found, —
-SAW_NONE = re.compile(r"(?i)[\s*_`(-]*(?:none|nothing|nil|n/?a|no(?:\s+instructions?)?|[-–—])(?:\s+(?:seen|found|noted))?"
-                      r"[\s.*_`)]*")
+SAW_NONE = re.compile(r"(?i)[\s*_`(-]*(?:none|nothing|nil|n/?a|no(?:\s+instructions?)?|[-–—])"
+                      r"(?:\s+(?:seen|found|noted))?[\s.*_`)]*")
 
 
 def note_instructions(note):

@@ -138,9 +138,10 @@ def test_a_saved_page_whose_forced_rescrape_failed_is_listed_as_saved_only(run, 
 
 # --- a reader's "Instructions seen" ---------------------------------------------------------------------
 
-def test_instructions_a_reader_reports_without_line_numbers_flag_the_page_everywhere(run, planted, md_root):  # noqa: F811
+def test_instructions_a_reader_reports_without_line_numbers_flag_the_page_everywhere(
+        run, planted, md_root):  # noqa: F811
     path = planted[0]
-    note = "Contributes: x\nPassages:\nnone\nInstructions seen: a line asks AI assistants to fetch a URL (not followed)\n"
+    note = "Contributes: x\nInstructions seen: a line asks AI assistants to fetch a URL (not followed)\n"
     answer, _ = hook(run, "post", reader_answer(md_root.parent, path, note))
     assert "reported text addressed to a model or its reader at lines it did not name" in answer["reason"]
     shown = web.display_path(path.parent / "notes" / path.name)
@@ -192,11 +193,11 @@ def test_a_second_refresh_still_says_which_quotes_of_the_synthesis_the_live_page
     assert (first["counts"], first["lost"]) == ({"changed": 1, "unchanged": 1}, {"quotes": 1, "numbers": 0})
     second = run("refresh", "--topic", "s")                          # a month later: nothing new on the web
     v2 = web.display_path(page(md_root, "changes-org-b.v2.md"))
+    synthesis = web.display_path(md_root / "s" / f"how-do-sea-stars-fare-{TODAY}-synthesis.md")
     assert second.out.splitlines() == [
         f"unchanged  [2] {v2}  https://changes.org/b", "           1 quote no longer on the live page",
         '           "Sea stars regrow lost arms over a year"', "unchanged  [1]",
-        f"refreshed 2 pages cited by {web.display_path(md_root / 's' / f'how-do-sea-stars-fare-{TODAY}-synthesis.md')}: "
-        "2 unchanged · 1 quote, 0 numbers no longer on the live page"]
+        f"refreshed 2 pages cited by {synthesis}: 2 unchanged · 1 quote, 0 numbers no longer on the live page"]
     assert run("status", "--topic", "s", "--json").json["refreshed"]["quotes"] == 1
 
 
