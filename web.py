@@ -1022,9 +1022,12 @@ SUSPICIONS = {   # flag: its (pattern, anchors) groups; a group's pattern runs o
     # so is writing about AI: "the model is trained", "if you are using an AI assistant").
     "instructions": (
         (lazy_regex(rb"\b(ignore|disregard|forget|override)\s+(all\s+|any\s+|the\s+|your\s+|of\s+)*(previous|prior|"
-                    rb"above|earlier|preceding|system)?\s*(instructions|prompts?)\b|\bnew instructions\s*:|"
+                    rb"above|earlier|preceding|system)?\s*(instructions|prompts?|directions)\b|\bnew instructions\s*:|"
                     rb"\b(reveal|print|show|output|repeat|leak)\s+(your|the)\s+(system\s+prompt|initial\s+prompt|"
-                    rb"instructions)\b"), (b"instruction", b"prompt")),
+                    rb"instructions)\b"), (b"instruction", b"prompt", b"direction")),
+        # "Disregard the above and say…": the text before, set aside for a request to the reader
+        (lazy_regex(rb"\b(ignore|disregard|forget)\s+(all\s+(of\s+)?|everything\s+)?(the\s+)?above[,;:]?\s+(and\s+)?"
+                    rb"(instead\s+|now\s+|just\s+)?" + AI_VERB), (b"ignore", b"disregard", b"forget")),
         (lazy_regex(rb"\byou\s+are\s+now\s+(an?\s+|in\s+|no\s+longer\b|dan\b|free\b|unrestricted\b|jailbroken\b)|"
                     rb"\byou\s+must\s+now\s+(act|behave|obey|respond|answer|reply|pretend|ignore|forget|disregard|reveal|"
                     rb"comply|only|always|never|speak|say|state|tell|output)\b|\bfrom\s+now\s+on,?\s+you\b|"
@@ -2623,7 +2626,7 @@ class RefreshBatch:
             return self.record(target, "changed", new=saved, sha256=sha, lost=lost)
         if reason == "duplicate":   # its text is now another saved page's
             return self.record(target, "changed", same_as=display_path(saved), sha256=sha, lost=lost)
-        return self.record(target, "unchanged", sha256=sha)
+        return self.record(target, "unchanged", sha256=sha, lost=lost)
 
     def record(self, target, outcome, new=None, lost=([], []), sha256=None, **fields):
         """Report and log one page: `path` its current version, `previous` the one a changed page differs from."""
@@ -2671,14 +2674,14 @@ def render_refresh(report):
     lines = []
     for e in report["pages"]:
         lost = e.get("lost")
-        if e["outcome"] != "unchanged":
+        if e["outcome"] != "unchanged" or lost:
             lines.append(f"{e['outcome']:<9}  [{e['n']}] {refresh_detail(e)}  {e['url']}")
         if lost:
             held = " and ".join(counted(len(lost[k]), k[:-1]) for k in ("quotes", "numbers") if lost[k])
             lines.append(f"           {held} no longer on the live page" +
                          (f": {', '.join(lost['numbers'][:5])}" if lost["numbers"] else ""))
             lines += [f'           "{shown_quote(q)}"' for q in lost["quotes"][:3]]
-    unchanged = [e["n"] for e in report["pages"] if e["outcome"] == "unchanged"]
+    unchanged = [e["n"] for e in report["pages"] if e["outcome"] == "unchanged" and not e.get("lost")]
     if unchanged:
         lines.append(f"unchanged  {number_ranges(unchanged)}")
     lines += summed([f"not attempted  {url}" for url in report.get("not_attempted", [])], "not attempted")
@@ -2693,7 +2696,10 @@ def render_refresh(report):
 
 
 def refresh_detail(entry):
-    """What became of a page that needs a look: its new version, where it moved, or why it is gone or failed."""
+    """What became of a page that needs a look: its new version, where it moved, why it is gone or failed, or
+    the version it is still (unchanged, but without what the synthesis took from an earlier one)."""
+    if entry["outcome"] == "unchanged":
+        return entry["path"]
     if entry["outcome"] == "changed":
         return entry["path"] + (f" (same text as {entry['same_as']})" if entry.get("same_as") else
                                 f" (was {os.path.basename(entry['previous'])})")
@@ -3823,6 +3829,9 @@ def unfenced(answer):
 
 INSTRUCTIONS_SEEN = re.compile(r"(?im)^[ \t]*(?:[-*][ \t]+)?\**instructions seen\**[ \t]*:\**[ \t]*(.*(?:\n[ \t]*\S.*)*)")
 REPORTED_LINES = re.compile(r"\bL(\d+)(?:[ \t]*[–-][ \t]*L?(\d+))?[ \t]*:")   # `L423: "…"`, not "contradicts L503"
+# Every way a reader says it saw none: none, Nothing., N/A, (none), - none, No instructions found, —
+SAW_NONE = re.compile(r"(?i)[\s*_`(-]*(?:none|nothing|nil|n/?a|no(?:\s+instructions?)?|[-–—])"
+                      r"(?:\s+(?:seen|found|noted))?[\s.*_`)]*")
 
 
 def note_instructions(note):
@@ -3830,7 +3839,7 @@ def note_instructions(note):
     none), or None when it saw none: such a page is flagged reader-instructions."""
     match = INSTRUCTIONS_SEEN.search(note)
     said = match.group(1).strip() if match else ""
-    if not said or re.fullmatch(r"(?i)[\s*_`]*(?:none|nothing|n/a)[\s.*_`]*", said):
+    if not said or SAW_NONE.fullmatch(said):
         return None
     return [(int(a), int(b or a)) for a, b in REPORTED_LINES.findall(said)]
 
@@ -6698,7 +6707,8 @@ def run_hook(event):
 # --- audit: the citation-auditor reads the synthesis for meaning ---
 
 AUDITOR = "citation-auditor"    # the subagent (.claude/agents/citation-auditor.md) that audits a synthesis
-AUDIT_ITEM = re.compile(r"(?m)^[ \t]*\d+\.[ \t]+L\d+")
+AUDIT_ITEM = re.compile(r"(?m)^[ \t]*(?:[-*+]|[*_]*\d+[.)][*_]*)[ \t]+[*_]*L\d+")   # 1. L12, 1) L12, **1.** L12, - L12
+AUDIT_STATED = re.compile(r"(?im)^[\W_]*problems[*_]*:[*_ \t]*(\d+)")                # Problems: 2, **Problems: 2**
 SYNTHESIS_IN_PROMPT = re.compile(r"(?:[^\s\"'`()<>\[\]]*/)?md/[^\s\"'`()<>\[\]]+-synthesis\.md")
 # One auditor found 17 of 19 graders' problems at 90 citation pairs, 6 of 13 at 117 (39,430 characters): a
 # slice holds at most half of 90 pairs, and of sentences and passages at ~340 characters a pair, 15,000.
@@ -6713,8 +6723,9 @@ def audit_path(synthesis):
 
 
 def audit_problems(answer):
-    """The number of problems an auditor's answer lists (its numbered `1. L12 …` items)."""
-    return len(AUDIT_ITEM.findall(answer))
+    """The number of problems an auditor's answer lists: its `1. L12 …` items, or its `Problems: N` when more."""
+    stated = AUDIT_STATED.search(answer)
+    return max(len(AUDIT_ITEM.findall(answer)), int(stated.group(1)) if stated else 0)
 
 
 def prompt_synthesis(prompt, cwd, cfg):
@@ -6943,13 +6954,15 @@ def export_key(topic, number):
 
 def export_entries(store, cited_in=None):
     """[{"key", "title", "url", "accessed", "published", "site", "topic"}] of the saved pages, by
-    number; with `cited_in` (a synthesis of the topic), only the pages it cites."""
+    number; with `cited_in` (a synthesis of the topic), only the pages it cites, in the version it cites."""
     numbers = store.numbers()
     pages = {os.path.basename(p): p for p in store.current.values()}
+    if cited_in is not None:   # the version it cites, the newest of those it cites: its day of access is theirs
+        cited = {}
+        for name in sorted(cited_pages(store, cited_in), key=current_first, reverse=True):
+            cited[page_base(name)] = name
+        pages = {name: os.path.join(store.web_dir, name) for name in cited.values()}
     names = sorted(pages, key=lambda n: numbers[n])
-    if cited_in is not None:
-        cited = cited_pages(store, cited_in)
-        names = [n for n in names if n in cited]
     entries = []
     for name in names:
         fields = read_header(pages[name])

@@ -7,7 +7,7 @@ import json
 import pytest
 
 import web
-from test_gate import FAILING, FAITHFUL, captured, hook, project, write  # noqa: F401  (fixtures)
+from test_gate import FAILING, FAITHFUL, captured, hook, project, reader_note, write  # noqa: F401  (fixtures)
 
 ANSWER = ('Problems: 2\n1. L12 hedge: "the reef had recovered"\n   page [1] L9: "reported that the reef had '
           'recovered"\n   fix: "Marine biologists reported that the reef had recovered" [1]\n'
@@ -98,6 +98,7 @@ def test_the_gate_asks_for_the_audit_once_and_never_once_audited(hook, project):
 def test_the_gate_never_asks_another_session_nor_at_a_checkpoint(hook, project):  # noqa: F811
     path = write(project, FAITHFUL)
     hook("post", captured("posttooluse-write.json", file_path=str(path)))   # written in session a4d0…
+    hook("post", reader_note(project, "another-session"))                     # another session read a page
     assert hook("stop", captured("stop.json", session_id="another-session")) == (0, None, "")   # e.g. a checkpoint
     assert "has not been audited" in hook("stop", captured("stop.json"))[1]["reason"]          # the writer's session
 

@@ -40,3 +40,22 @@ def test_the_outline_finds_no_heading_inside_code_whatever_its_fence(opener, clo
 def test_a_readers_answer_in_a_fence_of_any_kind_is_unwrapped(opener, closer):
     answer = 'Contributes: x\nPassages:\n- L3: "a"\n'
     assert web.unfenced(f"{opener}\n{answer}{closer}\n").strip() == answer.strip()
+
+
+# A fence line with an info string opens a fence and never closes one: inside ``` a "```python" is code
+# (a code example that shows markdown), and the plain ``` after it closes the fence.
+INNER = [("```", "```python"), ("~~~", "~~~text"), ("````", "````markdown")]
+
+
+@pytest.mark.parametrize("fence, inner", INNER)
+def test_cite_check_reads_a_fence_line_with_an_info_string_inside_code_as_code(tmp_path, fence, inner):
+    body = f'{fence}\n{inner}\nprint("{INVENTED}")\n{fence}\n\n- Surveys counted 1,240 colonies {REEF1}.\n'
+    result = checker(tmp_path, PAGES, EVENTS)(synthesis(body))
+    assert result.errors == [] and result.coverage["quotes"]["verified"] == 0
+
+
+@pytest.mark.parametrize("fence, inner", INNER)
+def test_the_outline_reads_a_fence_line_with_an_info_string_inside_code_as_code(fence, inner):
+    lines = ["# Title", "", "Some prose here about the page and what it holds for a reader.", "", fence, inner,
+             "# a comment in code", fence, "", "## Real heading", "", "More prose follows here."]
+    assert [h[2] for h in web.page_headings(lines)] == ["Title", "Real heading"]

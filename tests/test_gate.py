@@ -70,6 +70,15 @@ def write(topic, text, name="reefs-synthesis.md"):
     return path
 
 
+def reader_note(topic, session):
+    """A page-reader's note on the topic's web/reef.md, back in `session`: that session is in the topic's ledger."""
+    payload = captured("posttooluse-agent.json", session_id=session, cwd=str(topic.parent.parent))
+    payload["tool_input"] = dict(payload["tool_input"], prompt=f"Goal: x. Page: {topic / 'web' / 'reef.md'}")
+    payload["tool_response"] = dict(payload["tool_response"], content=[
+        {"type": "text", "text": "Contributes: x\nInstructions seen: none\n"}])
+    return payload
+
+
 def gate_events(topic):
     return [e for e in web.read_ledger(topic / "web" / "_ledger.jsonl") if e["command"] in ("cite-check", "gate")]
 
@@ -185,6 +194,9 @@ def test_stop_blocks_a_failing_synthesis_of_this_session_only(hook, project):
     assert code == 0 and answer["decision"] == "block"
     assert answer["reason"].startswith(f"{web.display_path(path)} fails cite-check (2 errors): fix them before you "
                                        f"end the turn (block 1 of 3).")
+    assert hook("post", reader_note(project, "another-session"))[1]["hookSpecificOutput"]["additionalContext"]
+    assert {"another-session", captured("stop.json")["session_id"]} <= {
+        e.get("session") for e in web.read_ledger(project / "web" / "_ledger.jsonl")}   # both sessions there
     assert hook("stop", captured("stop.json", session_id="another-session")) == (0, None, "")
 
 

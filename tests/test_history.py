@@ -187,7 +187,8 @@ def test_word_totals_and_the_budget_count_a_pages_current_version_only(run, fire
     status = run("status", "--topic", "s", "--json").json
     assert status["saved"] == 1 and "budget spent" not in status["stop"]    # one page, in two versions
     assert f"to read: {words} words" in run("manifest", "--topic", "s").out
-    assert f"| 1 page" not in (md_root / "s" / "web" / "_manifest.md").read_text("utf-8")
+    manifest = (md_root / "s" / "web" / "_manifest.md").read_text("utf-8")
+    assert f"| {GOAL} | 2 pages, 1 round | 1 | 1 | 0 search requests for 0 queries, 2 scrapes | {words} |" in manifest
     assert [s["words"] for s in run("manifest", "--topic", "s", "--json").json["saved"]] == [words]
 
 

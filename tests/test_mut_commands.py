@@ -53,16 +53,18 @@ def test_a_site_may_be_253_characters_long_and_no_longer(run, searx):
 
 # --- --out -----------------------------------------------------------------------------------------
 
-def test_out_inside_a_topics_web_folder_is_refused_even_with_force(run, fire, md_root):
+@pytest.mark.parametrize("name", ["a.md", "notes/a.md"])   # a saved page, a page-reader's note
+def test_out_inside_a_topics_web_folder_is_refused_even_with_force(run, fire, md_root, name):
     fire.set_articles("https://example.org/a")
-    page_dir(md_root).mkdir()
-    target = page_dir(md_root) / "a.md"
+    target = page_dir(md_root) / name
+    target.parent.mkdir(parents=True)
+    target.write_text("Contributes: the reader's note\n", encoding="utf-8")
     for force in ([], ["--force"]):
         r = run("scrape", "https://example.org/a", "--out", target, *force)
         assert (r.code, r.out) == (web.EXIT_USAGE, "")
         assert r.err == (f"web.py: usage: --out {web.display_path(target)} is inside a topic's web/ folder, which "
                          f"web.py keeps — save into the topic with --topic T, or choose a path outside web/\n")
-    assert fire.requests == [] and not target.exists()
+    assert fire.requests == [] and target.read_text("utf-8") == "Contributes: the reader's note\n"
 
 
 def test_out_may_go_to_a_web_folder_outside_the_md_root_and_beside_web_under_a_folder_named_web(

@@ -111,8 +111,9 @@ def test_a_block_quote_with_a_comment_across_its_lines_is_quoted_without_it(run,
 
 def test_the_ledger_records_each_cite_check_with_its_file_digest_outcome_coverage_and_pages(run, fire, md_root):
     fire.set_page(A, article(A, "The survey counted 120 sea stars in 2019."))
+    fire.set_page(B, article(B, "Pools dry out in summer."))
     first, _ = start_run(run)
-    run("scrape", A, "--topic", "s")
+    run("scrape", A, B, "--topic", "s", "--workers", "1")            # B is the run's, never cited
     path = write(md_root / "s" / f"how-do-sea-stars-fare-{TODAY}-synthesis.md", synthesis_text(
         first, 'The survey "counted 120 sea stars" [1](web/a-org-stars.md).',
         ["It counted 120 in 2019 [1](web/a-org-stars.md).", "The pools dried out."]))

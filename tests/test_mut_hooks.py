@@ -139,7 +139,8 @@ def test_the_auditor_is_told_the_pages_the_run_refreshed_in_citation_order(gate,
 # --- the citation-auditor: its answer, recorded -------------------------------------------------------
 
 def test_the_audit_is_recorded_with_its_run_session_and_problems(gate, project):
-    path = write(project, FAITHFUL)
+    path = write(project, FAITHFUL)                                    # run r1's synthesis, audited once r2 started
+    web.append_events(str(project / "web"), [{"run": "r2", "command": "init"}])
     assert gate("post", auditor_answer(project, path, ANSWER)) == (0, None, "")
     assert (project / "reefs-audit.md").read_text("utf-8").splitlines()[1] == (
         "> audited by: citation-auditor · 2 problems  ")

@@ -96,8 +96,9 @@ def test_a_bad_exclude_site_is_a_usage_error_naming_the_option(run, searx, md_ro
 
 def test_exclude_site_drops_hits_from_a_topics_search_too(run, searx):
     searx.set_results("tides", ROWS)
-    r = run("search", "tides", "--topic", "t", "--exclude-site", "example.org", "--json")
-    assert r.code == 0 and urls(r.json) == ["https://tidepool-facts.example.com/top-10",
-                                            "https://shore.example.edu/zones"]
-    assert r.json["dropped"] == [{"url": u, "reason": "excluded by --exclude-site example.org"}
-                                 for u in ("https://example.org/tides", "https://www.example.org/more")]
+    r = run("search", "tides", "--topic", "t", "--exclude-site", "example.org", "--exclude-site", "example.edu",
+            "--json")
+    assert r.code == 0 and urls(r.json) == ["https://tidepool-facts.example.com/top-10"]
+    assert r.json["dropped"] == [{"url": url, "reason": f"excluded by --exclude-site {domain}"} for url, domain in (
+        ("https://example.org/tides", "example.org"), ("https://shore.example.edu/zones", "example.edu"),   # a subdomain
+        ("https://www.example.org/more", "example.org"))]

@@ -58,8 +58,16 @@ def note_reporting(addressed, errata):
             f'page (not followed)\n')
 
 
+SAW_NONE = ["none", "None.", "NONE", "nothing", "Nothing.", "N/A", "n/a", "nil", "(none)", "`none`", "_None_",
+            "None found.", "nothing seen", "No.", "No instructions.", "no instructions found", "—", "-", "\n- none",
+            "\n- Nothing."]   # every way of saying none
+
+
 @pytest.mark.parametrize("section, lines", [
     ("Instructions seen: none", None), ("Instructions seen: None.", None), ("**Instructions seen:** none", None),
+    *((f"Instructions seen: {said}", None) for said in SAW_NONE),
+    ("Instructions seen: None of the page, but L12: \"ignore the reader\"", [(12, 12)]),
+    ("Instructions seen: nothing a model should follow: a footer asks AI readers to cite it", []),
     ('Instructions seen: L506: "ignore the rest" (not followed)', [(506, 506)]),
     ('Instructions seen:\n- L506–507: "a" (not followed)\n- L1021: "b"', [(506, 507), (1021, 1021)]),
     ("Instructions seen: a hidden line asks readers to run a command", []),
@@ -99,9 +107,10 @@ def test_the_mechanical_flag_catches_the_line_addressed_to_assistants_too(plante
     assert "instructions" in web.read_header(page)["flags"]
 
 
-def test_a_note_that_saw_none_flags_nothing_and_the_hook_only_says_it_saved_it(run, planted, md_root):
+@pytest.mark.parametrize("said", ["none", "Nothing.", "N/A", "\n- none"])
+def test_a_note_that_saw_none_flags_nothing_and_the_hook_only_says_it_saved_it(run, planted, md_root, said):
     page = planted[0]
-    quiet = "Contributes: x\nPassages:\nnone\nInstructions seen: none\n"
+    quiet = f"Contributes: x\nPassages:\nnone\nInstructions seen: {said}\n"
     assert hook(run, "post", reader_answer(md_root.parent, page, quiet)) == {"hookSpecificOutput": {
         "hookEventName": "PostToolUse",
         "additionalContext": f"web.py saved the note as {web.display_path(web.note_path(page))}: it quotes no passage."}}

@@ -189,11 +189,15 @@ def test_korean_page_end_to_end(run, fire, md_root):
     assert r.json["saved"][0]["title"] == "악마의 위계 — 연구"
 
 
-def test_redirected_pages_record_where_they_ended(run, fire, md_root):
-    fire.set_page("https://short.example/x", page_body("https://long.example/article", article_markdown("moved")))
+@pytest.mark.parametrize("final, redirected", [
+    ("https://long.example/article", True), ("http://short.example/x", True),
+    ("https://short.example/x/", False), ("https://www.short.example/x", False), ("https://SHORT.example/x#top", False),
+    ("https://short.example/x?utm_source=feed", False), ("https://short.example:443/x", False)])   # the same page
+def test_redirected_pages_record_where_they_ended(run, fire, md_root, final, redirected):
+    fire.set_page("https://short.example/x", page_body(final, article_markdown("moved")))
     run("scrape", "https://short.example/x", "--topic", "t")
     header = web.split_saved((md_root / "t" / "web" / "short-example-x.md").read_text("utf-8"))[0]
-    assert header["source"] == "https://short.example/x" and header["redirected"] == "https://long.example/article"
+    assert header["source"] == "https://short.example/x" and header.get("redirected") == (final if redirected else None)
 
 
 def test_scrape_ledger_records_every_page(run, fire, md_root, tmp_path):

@@ -96,8 +96,22 @@ def test_status_tells_each_phase_what_to_do_next(run, searx, fire, md_root):
     assert answer["retry"] == [{"url": "https://b.org/2", "kind": "timeout", "title": "Title of https://b.org/2"}]
     human = status_of(run).out.splitlines()
     assert human[1] == "round 1 of 2, scraped · 1 of 2 pages saved · next --limit 1"
+    run("manifest", "--topic", "t")
+    assert "| 2 pages, ≤ 2 rounds | 1 | 1 |" in (md_root / "t" / "web" / "_manifest.md").read_text("utf-8")
     assert "may retry: https://b.org/2 (timeout) — Title of https://b.org/2" in human
     assert human[-2] == f"date: {web.now_utc():%Y-%m-%d}"
+    searx.set_results("q2", [make_hit("https://c.org/3")])
+    searched = run("search", "q2", "--topic", "t", "--json").json         # the next round opens with its search
+    assert searched["picks"] == web.display_path(md_root / "t" / "web" / "_picks-1.2.json")   # as status names it
+    picks = web.display_path(md_root / "t" / "web" / "_picks-1.2.json")
+    assert status_of(run, "--json").json["next"] == (
+        f"rank round 2's hits, write {picks}, then run: python3 web.py scrape --topic t --from {picks} --limit 1 --json")
+    fire.set_articles("https://b.org/2")
+    run("scrape", "https://b.org/2", "--topic", "t", "--limit", "1")      # the retry, in round 2
+    answer = status_of(run, "--json").json
+    assert (answer["round"], answer["scraped"], answer["saved"], answer["stop"]) == (2, True, 2, ["budget spent",
+                                                                                                 "max rounds"])
+    assert answer["next"].startswith("checkpoint: run python3 web.py manifest --topic t")
 
 
 def test_status_and_manifest_refuse_a_topic_that_does_not_exist_and_create_nothing(run, md_root):
