@@ -170,10 +170,6 @@ class Config:
         return value.rstrip("/")
 
 
-def service_base(service, cfg):
-    return cfg.searxng if service == "SearXNG" else cfg.firecrawl
-
-
 def service_setting(cfg, service):
     """The setting that places a service, for a hint: SEARXNG_URL when it is set, else the host and port."""
     url_var, port_var = ("SEARXNG_URL", "SEARXNG_PORT") if service == "SearXNG" else ("FIRECRAWL_URL", "FIRECRAWL_PORT")
@@ -345,7 +341,7 @@ def http_request(cfg, service, method, url, *, timeout, cap, body=None, is_verdi
         headers["Content-Type"] = "application/json"
         if service == "Firecrawl" and cfg.api_key:
             headers["Authorization"] = f"Bearer {cfg.api_key}"
-    base = service_base(service, cfg)
+    base = cfg.searxng if service == "SearXNG" else cfg.firecrawl
     attempt = 0
     while True:
         try:
@@ -1761,10 +1757,6 @@ def emit_json(obj):
 
 def elapsed_ms(started):
     return int((time.monotonic() - started) * 1000)
-
-
-def error_entry(err):
-    return {"service": err.service, "error": err.line(), "code": err.code}
 
 
 def first_code(failures):
@@ -3747,25 +3739,22 @@ def render_note(page_shown, number, title, lines, note, problems, passages, date
         "page, not the note\n\n" + note.strip() + "\n"
 
 
-def is_saved_page(path, cfg):
-    """True for a real path that is a saved page file: md/<topic>/web/<slug>.md under the md root."""
-    root = os.path.realpath(cfg.md_root)
-    return os.path.commonpath([path, root]) == root and os.path.basename(os.path.dirname(path)) == "web" and \
-        path.endswith(".md") and not os.path.basename(path).startswith(("_", ".")) and os.path.isfile(path)
-
-
-def is_corpus_file(path, cfg):
-    """True for a real path that is a corpus file: md/<topic>/<name>.md, outside web/, not what /research writes."""
+def library_kind(path, cfg):
+    """What a real path under the md root is: "page", a saved page file (md/<topic>/web/<slug>.md), "corpus", a
+    corpus file (md/<topic>/<name>.md, outside web/, not what /research writes), or None."""
     root = os.path.realpath(cfg.md_root)
     rel = os.path.relpath(path, root).split(os.sep) if os.path.commonpath([path, root]) == root else []
-    return len(rel) > 1 and "web" not in rel[:-1] and path.endswith(".md") and not path.endswith(GENERATED_ENDINGS) \
-        and os.path.isfile(path)
+    if not rel or not path.endswith(".md") or not os.path.isfile(path):
+        return None
+    if os.path.basename(os.path.dirname(path)) == "web":
+        return None if rel[-1].startswith(("_", ".")) else "page"
+    return "corpus" if len(rel) > 1 and "web" not in rel and not path.endswith(GENERATED_ENDINGS) else None
 
 
 def reader_page(prompt, cwd, cfg):
     """(path, problem): the one saved page or corpus file a reader's prompt names, or why it does not name one."""
     found = dict.fromkeys(os.path.realpath(os.path.join(cwd, m)) for m in LIBRARY_PATH.findall(prompt or ""))
-    pages = [p for p in found if is_saved_page(p, cfg) or is_corpus_file(p, cfg)]
+    pages = [p for p in found if library_kind(p, cfg)]
     if len(pages) == 1:
         return pages[0], None
     if not pages:
@@ -3784,7 +3773,7 @@ def file_parts(path, cfg):
 def reader_part(prompt, path, cfg):
     """(part, parts) a page-reader reads of a corpus file: the prompt's `Lines: a–b`, or the one part of a file
     read whole; part None when the prompt names none of the file's parts. A saved page: (None, None)."""
-    if not is_corpus_file(path, cfg):
+    if library_kind(path, cfg) != "corpus":
         return None, None
     parts, asked = file_parts(path, cfg)[1], PART_LINES.search(prompt or "")
     part = [int(asked.group(1)), int(asked.group(2))] if asked else parts[0] if len(parts) == 1 else None
@@ -3802,14 +3791,6 @@ CONTINUATION_BYTES = bytes(range(0x80, 0xC0))
 def char_count(data):
     """Characters of UTF-8 bytes: every byte but the continuation bytes starts one."""
     return len(data.translate(None, CONTINUATION_BYTES))
-
-
-def page_size(path):
-    """(words, characters) of a saved page's body (below its header)."""
-    with open(path, "rb") as handle:
-        raw = handle.read()
-    body = raw[header_of(raw)[1]:]
-    return count_words(body), char_count(body)
 
 
 def unfenced(answer):
@@ -3919,12 +3900,12 @@ def note_facts(store, names, numbers, events=()):
         if name in flags:
             flagged.append({"n": numbers.get(name), "note": display_path(note_path(path)),
                             "lines": [list(r) for r in flags[name]]})
-        words, chars = page_size(path)
-        state = note_state(path, chars)
+        facts = read_page_facts(path)
+        state = note_state(path, facts["chars"])
         if state == "done":
             done.append(numbers.get(name))
         elif state == "needed":
-            need.append({"n": numbers.get(name), "path": display_path(path), "words": words})
+            need.append({"n": numbers.get(name), "path": display_path(path), "words": facts["words"]})
     return {"done": sorted(done), "need": sorted(need, key=lambda e: e["n"]),
             "flagged": sorted(flagged, key=lambda e: e["n"])}
 
@@ -4218,14 +4199,12 @@ def synthesis_status(topic_dir, events, files=None):
     whether the file changed since (status: passed, failing, changed, unchecked), its latest citation audit
     ({"problems", "current": the file is still the one audited}) when there is one."""
     import datetime
-    import hashlib
     checks = {e.get("file"): e for e in events if e.get("command") == "cite-check"}
     found = []
     for name, goal, index, init in synthesis_files(topic_dir, events) if files is None else files:
         path = os.path.join(topic_dir, name)
         try:
-            with open(path, "rb") as handle:
-                sha = hashlib.sha256(handle.read()).hexdigest()
+            sha = file_sha256(path)
         except OSError:
             continue
         last = checks.get(name)
@@ -4802,7 +4781,7 @@ def _add_line(reading, section, lineno, line):
         _table_header(reading, lineno)
     elif (reading.table and not (stripped.startswith(">") or marker or THEMATIC_BREAK.match(line))) or \
             stripped.startswith("|"):
-        _add_row(reading, section, lineno, stripped)
+        reading.add(Block(section, lineno, "row", stripped), continues=False)
     elif THEMATIC_BREAK.match(line):
         reading.close()
     elif reading.table:   # a block quote or a list item ends a table
@@ -4869,10 +4848,6 @@ def _table_header(reading, lineno):
             last.text = above[0]
             reading.add(Block(last.section, lineno - 1, "header", above[-1].strip()))
     reading.block, reading.table = None, True
-
-
-def _add_row(reading, section, lineno, row):
-    reading.add(Block(section, lineno, "row", row), continues=False)
 
 
 def label_key(label):
@@ -6000,10 +5975,6 @@ def version_label(lookup, rel):
         source_label(lookup, rel)
 
 
-def source_link(lookup, rel):
-    return f"[{lookup.label_of(rel) or rel}]({rel})"
-
-
 # --- cite-check: support, the review list and the table ---
 
 EVIDENCE_WINDOW = 40    # words in a passage
@@ -6068,14 +6039,9 @@ def page_tokens(body):
     return plain, [(m.start(), m.end(), word_key(m.group(0))) for m in TOKEN.finditer(plain)]
 
 
-def best_passage(words, body):
-    """(share of `words` found, passage): the window of EVIDENCE_WINDOW page words holding most of
-    them, widened to whole sentences within its paragraph."""
-    return passage_in(words, *page_tokens(body))
-
-
 def passage_in(words, plain, tokens):
-    """best_passage() in a page already tokenised by page_tokens()."""
+    """(share of `words` found, passage) of a page (page_tokens): the window of EVIDENCE_WINDOW page words holding
+    most of them, widened to whole sentences within its paragraph."""
     counts, inside, best, best_end = {}, 0, 0, 0
     for i, (_, _, key) in enumerate(tokens):
         if key in words:
@@ -6262,7 +6228,7 @@ def render_table(name, sha, result, ranked, found):
         for sentence, kind in group:
             out.append(f"**Line {sentence.line}{' · ' + kind if kind else ''}.** "
                        f"{' '.join(sentence.block.text[sentence.start:sentence.end].split())}")
-            out += [f"- {source_link(lookup, rel)} {share:.0%}: “{passage}”" for rel, share, passage in
+            out += [f"- [{page_label(lookup, rel)}]({rel}) {share:.0%}: “{passage}”" for rel, share, passage in
                     ranked[id(sentence)]] or ["- cites no saved page"]
             out.append("")
         if not group:
@@ -6272,15 +6238,11 @@ def render_table(name, sha, result, ranked, found):
 
 def record_check(path, result, create, **fields):
     """Append a cite-check result to the ledger of the synthesis's topic (made when `create`)."""
-    import hashlib
     web_dir = os.path.join(os.path.dirname(os.path.abspath(path)), "web")
     if not create and not os.path.isdir(web_dir):
         return None
-    with open(path, "rb") as handle:
-        sha = hashlib.sha256(handle.read()).hexdigest()
-    cov = result.coverage
-    summary = {"sentences": cov["sentences"], "cited": cov["cited"], "quotes": cov["quotes"],
-               "numbers": cov["numbers"]}
+    sha, cov = file_sha256(path), result.coverage
+    summary = {k: cov[k] for k in ("sentences", "cited", "quotes", "numbers")}
     fields["pages"] = [rel for rel, count in cov["per_source"].items() if count]   # the versions it checked
     corpus = {rel: result.lookup.sha(rel) for rel in fields["pages"] if not rel.startswith("web/")}
     fields.update({"corpus": corpus} if corpus else {})   # what a later check compares them with
@@ -6295,10 +6257,7 @@ def record_check(path, result, create, **fields):
 
 def write_table(path, result, ranked, found, sha):
     """Write the --table file, <goal-slug>-<date>-evidence.md beside the synthesis; its path."""
-    if sha is None:
-        import hashlib
-        with open(path, "rb") as handle:
-            sha = hashlib.sha256(handle.read()).hexdigest()
+    sha = sha or file_sha256(path)
     stem = os.path.basename(path)[:-len("-synthesis.md")]
     table = os.path.join(os.path.dirname(os.path.abspath(path)), f"{stem}-evidence.md")
     try:
@@ -6446,7 +6405,7 @@ def reader_launch(tool_input, cwd, cfg):
     page, problem = reader_page(tool_input.get("prompt"), cwd, cfg)
     if problem:
         return deny(f"{READER}: {problem}")
-    if is_corpus_file(page, cfg):
+    if library_kind(page, cfg) == "corpus":
         return part_launch(tool_input, page, cfg)
     if os.path.isfile(note_path(page)):
         return deny(f"{display_path(page)} has a reader's note already, {display_path(note_path(page))}: read it "
@@ -6485,16 +6444,16 @@ def long_page_read(tool_input, cwd, cfg):
     if not isinstance(path, str):
         return None
     path = os.path.realpath(os.path.join(cwd, path))
-    corpus = is_corpus_file(path, cfg)
-    if not (corpus or is_saved_page(path, cfg)):
+    kind = library_kind(path, cfg)
+    if kind is None:
         return None
     limit = tool_input.get("limit")
     if isinstance(limit, int) and 0 < limit <= LOOKUP_LINES:
         return None
-    words, chars = page_size(path)
+    words, chars = (read_page_facts(path)[k] for k in ("words", "chars"))
     if chars <= READER_CHARS:
         return None
-    if corpus:
+    if kind == "corpus":
         topic = os.path.relpath(os.path.dirname(path), os.path.realpath(cfg.md_root)).replace(os.sep, "/")
         return deny(f"{display_path(path)} is a corpus file of {words:,} words: not read whole in the main "
                     f"conversation — python3 web.py find \"<words>\" --topic {topic} names its passages with their "
@@ -6648,14 +6607,12 @@ def hook_stop(payload, cfg):
 def stop_decision(path, mine, session):
     """The Stop answer for one synthesis this session touched (a block, a message, or None);
     the decision is recorded in the ledger, which counts the blocks."""
-    import hashlib
     if not os.path.isfile(path):
         return None
     result = cite_check(path)
     if not result.errors:
         return None
-    with open(path, "rb") as handle:
-        sha = hashlib.sha256(handle.read()).hexdigest()
+    sha = file_sha256(path)
     name, shown, web_dir = os.path.basename(path), display_path(path), os.path.join(os.path.dirname(path), "web")
     gates = [e.get("event") for e in mine if e.get("command") == "gate" and e.get("file") == name
              and e.get("sha256") == sha]
@@ -6919,13 +6876,11 @@ def merged_audit(path, sha, k, n, answer):
 def audit_request(path, events, session):
     """The Stop hook's one request for an audit a synthesis this session wrote lacks (passing cite-check, without
     every slice answered for one content); asked once a session, recorded in the ledger."""
-    import hashlib
     name, web_dir = os.path.basename(path), os.path.join(os.path.dirname(path), "web")
     if not os.path.isfile(path) or any(e.get("command") == "gate" and e.get("event") == "audit-asked" and
                                        e.get("file") == name and e.get("session") == session for e in events):
         return None
-    with open(path, "rb") as handle:
-        state = audit_state(events, name, hashlib.sha256(handle.read()).hexdigest()) or {}
+    state = audit_state(events, name, file_sha256(path)) or {}
     result = None if state and not state.get("missing") else cite_check(path)
     if result is None or result.errors:
         return None
@@ -7288,7 +7243,7 @@ def main(argv=None):
         if wants_json:
             command = next((a for a in argv if a in COMMANDS), None)
             errors = [{"line": 0, "kind": err.service, "message": err.line()}] if command == "cite-check" else \
-                [error_entry(err)]   # cite-check's problems have one shape, whatever found them
+                [{"service": err.service, "error": err.line(), "code": err.code}]   # cite-check's: one shape
             emit_json({"schema": SCHEMAS.get(command), "ok": False, "errors": errors})
         return err.code
     except Interrupted as stop:
