@@ -91,8 +91,7 @@ class Failure(Exception):
 
 
 class PageFailure(Exception):
-    """One page could not be delivered; the batch goes on with the next one. `code`: the site's HTTP
-    status (target-status) or Firecrawl's error code (upstream), when known."""
+    """One page could not be delivered; the batch goes on. `code`: the site's HTTP status or Firecrawl's code."""
 
     def __init__(self, kind, error, code=None):
         super().__init__(error)
@@ -104,8 +103,7 @@ def usage_error(what, fix=""):
 
 
 class Config:
-    """Settings read from the environment at call time, with where each came from. Without `box`, only
-    the md root: a command that sends no request never fails on the box's settings."""
+    """Settings from the environment and where each came from; without `box` only the md root (nothing to fail)."""
 
     def __init__(self, env, box=True):
         self.sources = {}
@@ -606,8 +604,7 @@ def text_slug(text, limit=80):
 
 
 def clean_text(content, limit=None):
-    """(text, invisible characters removed) of an engine's title or snippet as one plain line: tags
-    stripped, entities unescaped, invisible characters removed as on saved pages, capped at `limit`."""
+    """(text, invisible characters removed) of an engine's title or snippet as one plain line, cut at `limit`."""
     if not content or not isinstance(content, str):
         return "", 0
     import html
@@ -802,8 +799,7 @@ def read_policy(topic_dir):
 
 
 class Scope:
-    """Which hosts a topic's searches and scrapes may use: --site and --exclude-site domains (their
-    subdomains included) and the rules of the topic's sources.txt."""
+    """Which hosts a topic's searches and scrapes may use: --site, --exclude-site (subdomains too) and sources.txt."""
 
     def __init__(self, sites=(), excluded=(), rules=(), policy=None):
         self.sites, self.excluded, self.rules, self.policy = list(sites), list(excluded), list(rules), policy
@@ -956,8 +952,7 @@ def page_failure(data, metadata, words):
 
 
 class lazy_regex:
-    """re.compile(*args) on first use, for patterns slow to compile (long alternations, big Unicode classes): a hook,
-    run on every Read, Write, Edit and Agent call, needs none. Lower-case like functools.partial: used as re.compile."""
+    """re.compile(*args) on first use, so that a hook compiles none; lower-case, as it stands in for re.compile."""
 
     def __init__(self, *args):
         self.args = args
@@ -1088,8 +1083,7 @@ def count_words(data):
 
 
 def suspicious(pattern, lowered, anchors, reach=200):
-    """True when the pattern matches near one of its anchors: starting within `reach` bytes of it, and
-    seeing whole the two lines after the one it reaches into (a "system:" line is judged by the next)."""
+    """True when the pattern matches within `reach` bytes of an anchor, seeing two lines on ("system:" and its next)."""
     for low, last_start, high in anchor_windows(lowered, anchors, reach):
         match = pattern.search(lowered, low, high)
         if match and match.start() <= last_start:
@@ -1098,8 +1092,7 @@ def suspicious(pattern, lowered, anchors, reach=200):
 
 
 def anchor_windows(lowered, anchors, reach):
-    """[(low, last start, high)] where a pattern is searched: around each anchor, windows whose starts
-    overlap merged into one, so a page full of anchors is searched once, not once an anchor."""
+    """[(low, last start, high)] to search: around each anchor, overlapping windows merged (a page is searched once)."""
     windows = []
     for at, after in heapq.merge(*(occurrences(lowered, anchor) for anchor in anchors)):
         if windows and at - reach <= windows[-1][1]:
@@ -1110,8 +1103,7 @@ def anchor_windows(lowered, anchors, reach):
 
 
 def occurrences(data, part):
-    """(start, end) of each place `part` is in `data`, in order: bytes, or a pattern of words (found as
-    fast: its literal start is searched first)."""
+    """(start, end) of each place `part` (bytes, or a pattern of words) is in `data`, in order."""
     if not isinstance(part, bytes):
         yield from (match.span() for match in part.finditer(data))
         return
@@ -1122,8 +1114,7 @@ def occurrences(data, part):
 
 
 def lines_end(lowered, at, lines, longest=FLAG_LINE_BYTES):
-    """Just past the `lines`-th line ending after `at`, each line read to at most `longest` bytes (so a
-    page without line breaks is not scanned to its end from every anchor)."""
+    """Just past the `lines`-th line end after `at`, a line read to `longest` bytes at most (pages without breaks)."""
     stop = at
     for _ in range(lines):
         end = lowered.find(b"\n", stop, stop + longest)
@@ -1159,8 +1150,7 @@ def one_line(value):
 
 
 def render_header(source, query, fetched, relevance, extra=()):
-    """The provenance header: the five fixed lines, with extra `key: value` lines before NOTE. Each
-    line but NOTE ends in two spaces, a hard line break: a markdown preview shows one field a line."""
+    """The provenance header: the fixed lines, `extra` ones, then NOTE; a field's line ends in a hard break."""
     lines = [f"> source: {one_line(source)}", f"> query: {shorter(one_line(query), HEADER_VALUE_CHARS) or '(none)'}",
              f"> fetched: {fetched}", f"> relevance: {shorter(one_line(relevance), HEADER_VALUE_CHARS) or '(none)'}"]
     lines += [f"> {key}: {shorter(one_line(value), HEADER_VALUE_CHARS)}" for key, value in extra if one_line(value)]
@@ -1243,10 +1233,8 @@ def roman_value(text):
 
 
 def page_number_lines(lines):
-    """Indices of a file's page-number lines (`47`, `— 47 —`, `xviii`, `Page 3`, `16 / 233`): numbers alone
-    on a line that count up through the file, two pages at least when marked as pages (dashes, "page", a
-    form feed near, a shared total `of 233`); a file with none marked, four bare ones (years are no
-    pages; a table's column is too dense)."""
+    """Indices of a file's page-number lines (`47`, `— 47 —`, `xviii`, `Page 3`, `16 / 233`): numbers alone on a
+    line counting up through the file, two when marked as pages (dashes, "page", a form feed, a total), else four."""
     import bisect
     marked, bare, totals = [], [], {}
     feeds = [i for i, line in enumerate(lines) if "\f" in line]
@@ -1266,8 +1254,7 @@ def page_number_lines(lines):
 
 
 def counting_up(found, runs, spacing):
-    """The indices of [(index, value, arabic)] that are in runs of at least `runs` numbers counting up by 1–3,
-    each `spacing` to PAGE_SPACING[2] lines after the one before."""
+    """Indices of [(index, value, arabic)] in runs of `runs`+ numbers counting up by 1–3, `spacing`+ lines apart."""
     chain, pages = {}, set()   # index -> (length of the run it ends, the index before it)
     for k, (i, value, arabic) in enumerate(found):
         before = [(chain[j][0], j) for j, v, a in found[max(0, k - 8):k]
@@ -1281,9 +1268,8 @@ def counting_up(found, runs, spacing):
 
 
 def debris_lines(lines):
-    """(debris, footnotes): indices of the lines that are no text — page numbers, the running headers and footers
-    around them (a line near a page number, or at a form feed, that recurs there), footnote rules — and of the
-    footnote text at a page's foot (below a rule, or lines led by a marker just above the page number)."""
+    """(debris, footnotes): indices of the lines that are no text — page numbers, running headers and footers that
+    recur near them or at form feeds, footnote rules — and of the footnote text at a page's foot."""
     pages = page_number_lines(lines)
     debris, footnotes, near = set(pages), set(), {}
     for i in sorted(pages):
@@ -1309,8 +1295,7 @@ def page_line_key(line):
 
 
 def page_footnotes(lines, page):
-    """Indices of the footnote lines above the page number at index `page`: below a rule, or from the first of
-    the lines led by markers counting up (`1 dpkg's internal…`, `2 The stanzas…`, `¹ …`) down to the page number."""
+    """Indices of the footnote lines above page-number line `page`: below a rule, or led by markers counting up."""
     start, marks = None, []
     for j in range(page - 1, max(-1, page - 25), -1):
         if FOOTNOTE_RULE.fullmatch(lines[j]):
@@ -1326,8 +1311,7 @@ def page_footnotes(lines, page):
 
 
 def text_lines(lines, first=0, last=None, layout=None):
-    """Lines first..last (0-based, last excluded) as running text: debris left out, footnote text after
-    the rest, a word hyphenated across a line end (and the debris between) joined, markers gone."""
+    """Lines first..last-1 as running text: debris out, footnotes last, broken words joined, footnote markers gone."""
     debris, footnotes = layout if layout is not None else debris_lines(lines)
     last = len(lines) if last is None else min(last, len(lines))
     kept = [i for i in range(first, last) if i not in debris and i not in footnotes]
@@ -1491,14 +1475,12 @@ def version_name(name, version):
 
 
 def current_first(name):
-    """Sorts a URL's page files: its highest version first, and of one version the shortest name (a copy
-    a person made beside it, `x copy.md` or `Copy of x.md`, is not the page web.py saved)."""
+    """Sort key of a URL's page files: highest version, then shortest name (`x copy.md` is a person's copy)."""
     return -page_version(name), len(name), name
 
 
 class TopicStore:
-    """Saved pages of a topic, indexed by URL key and body sha256, and its ledger, read once a command: a page's
-    facts from the ledger event that saved it (a page file is never rewritten), else from the file."""
+    """A topic's pages (by URL key and sha256) and ledger; a page's facts from its save event, else from its file."""
 
     def __init__(self, cfg, topic):
         self.topic = topic
@@ -1693,8 +1675,7 @@ def read_markdown(path, shown, fixes):
 
 
 def current_run(events):
-    """(run id, its latest round so far, whether that round was scraped: not when its last scrape was interrupted).
-    A round opens at the first search after a scrape, or at a scrape with no search before it."""
+    """(run id, latest round, scraped and not interrupted): a search after a scrape, or a lone scrape, opens a round."""
     run = next((e.get("run") for e in reversed(events) if e.get("command") == "init"), None)
     mine = [e for e in events if e.get("run") == run and e.get("command") in ("search", "scrape")]
     round_no = max((e.get("round") or 0 for e in mine), default=0)
@@ -1804,9 +1785,7 @@ def cmd_search(args, cfg):
 
 
 def record_search(store, outcomes, results):
-    """Mark each hit seen (found by an earlier search of the topic) and with its citation number
-    when saved; append one ledger event per query. Returns (the queries' numbers in the topic, the path
-    of the picks file of this search's round, or None without a run)."""
+    """(the queries' numbers, the round's picks path or None): hits marked seen, saved or gone; an event a query."""
     events = store.events()
     run, latest, scraped = current_run(events)
     round_no = latest if latest and not scraped else latest + 1   # a round opens once the last one scraped
@@ -1846,10 +1825,8 @@ def unresponsive_engines(outcomes):
 
 
 def search_answer(code, number_of, outcomes, results, show_all, started, picks=None):
-    """search --json: the queries once, by number; hits refer to them. Hits the topic has seen before are listed
-    compactly under "seen" (in full with --all), with their title unless saved, `gone` or their pick's `outcome`.
-    `picks`: the file the round's picks go to. Empty and default fields are left out: absent means
-    null, false or empty."""
+    """search --json: the queries once, by number, and the hits; those seen before compactly under "seen" (full with
+    --all). Empty and default fields are left out: absent means null, false or empty."""
     answer = {"schema": SCHEMAS["search"], "ok": code == EXIT_OK,
               "queries": {str(n): q for q, n in number_of.items()}, "results": []}
     for hit in results:
@@ -2029,8 +2006,7 @@ def cmd_scrape(args, cfg):
 
 
 def check_typed_urls(args, cfg):
-    """A usage error for a URL typed on the command line that web.py would not fetch: bad input, refused
-    before anything is done (a pick from --from that is refused is a failed pick instead)."""
+    """A usage error for a command-line URL web.py would not fetch (a refused --from pick is a failed pick instead)."""
     for url in args.urls:
         problem = scrape_url_problem(url.strip(), cfg.host, args.allow_private)
         if problem:
@@ -2099,9 +2075,8 @@ def scrape_to_stdout(args, cfg, candidate):
 
 
 def check_out(path, force, md_root):
-    """The absolute path of an --out FILE; a usage error for a folder, a file in a folder that does not
-    exist (none is made), what /research writes (a synthesis, audit or evidence file, anything in a topic's
-    web/ folder: never written, even with --force), or a file that exists, unless `force`."""
+    """The absolute path of an --out FILE; a usage error for a folder, a missing folder, what /research writes (a
+    synthesis, audit or evidence file, anything in web/: even with --force), or an existing file unless `force`."""
     full, shown = os.path.abspath(path), display_path(path)
     if os.path.isdir(full):
         raise usage_error(f"--out {shown} is a folder", "give a file name, e.g. " +
@@ -2141,8 +2116,7 @@ def scrape_to_file(args, cfg, candidate, path):
 
 
 def saved_entry(url, path, title, words, flags, chars, version=None):
-    """A saved page as scrape reports it (a batch's report puts its citation number first), its version
-    when it is a later version of a page saved before."""
+    """A saved page as scrape reports it, with its version when it is a later one (a batch adds its number)."""
     entry = dict(url=url, path=display_path(path), title=title, words=words)
     if version:
         entry["version"] = version
@@ -2154,8 +2128,7 @@ def saved_entry(url, path, title, words, flags, chars, version=None):
 
 
 def fetch_in_background(function, *args):
-    """A Future of function(*args), run on a daemon thread: a page still loading never holds
-    the command once its budget is met, nor the interpreter at exit."""
+    """A Future of function(*args) on a daemon thread: a page still loading never holds the command, nor the exit."""
     import threading
     from concurrent.futures import Future
     future = Future()
@@ -2187,15 +2160,10 @@ def search_facts(events):
 class ScrapeBatch:
     """One `scrape --topic`: down the ranked candidates, W at a time, until --limit pages are saved.
 
-    Workers only fetch; this thread sanitises, saves and writes the ledger, so an interrupt never
-    leaves a half-written page or ledger line. Pages are saved in pick order: a page that finishes
-    while a higher-ranked one that may still need its place is loading waits in reserve. One page
-    beyond the budget may be loading, so a straggler never holds the batch: once only higher-ranked
-    pages still loading stand between the batch and its budget, they get STRAGGLER_GRACE seconds (or
-    STRAGGLER_SPAN times the batch's median fetch time from their start, on a slow box), then the
-    reserve is saved and they are left unused. Between two byte-identical pages of the batch
-    the higher-ranked one is kept.
-    """
+    Workers only fetch; this thread saves and writes the ledger, so an interrupt never leaves half a page or line.
+    Pages are saved in pick order: one that finishes before a higher-ranked one still loading waits in reserve. Those
+    stragglers get STRAGGLER_GRACE seconds (or STRAGGLER_SPAN times the median fetch, from their start), then the
+    reserve is saved and they go unused. Of two byte-identical pages the higher-ranked one is kept."""
 
     def __init__(self, args, cfg, store, candidates, limit, budget):
         from collections import deque
@@ -2408,8 +2376,7 @@ class ScrapeBatch:
 
 
 class InterruptGate:
-    """Ctrl-C takes effect only while the batch waits on the network, never between saving a
-    page and writing its ledger line: the pages and the ledger always agree."""
+    """Ctrl-C takes effect only while the batch waits on the network, never between a save and its ledger line."""
 
     def __init__(self):
         self.open = self.pending = False
@@ -2445,8 +2412,7 @@ class InterruptGate:
 
 
 class Interrupted(Exception):
-    """Ctrl-C during a batch: what was finished is reported (`report`, and `text` for a person) and
-    `message` says how to go on; pages still loading are not waited for."""
+    """Ctrl-C during a batch: `report` and `text` of what was finished, `message` on how to go on."""
 
     def __init__(self, report, text, message):
         super().__init__()
@@ -2468,8 +2434,7 @@ def render_scrape(report, limit=None):
 
 
 def skip_reason(entry):
-    """Why a candidate was skipped, each URL said once: `already saved: md/t/web/x.md`, `duplicate candidate
-    (listed before as https://…)`."""
+    """Why a candidate was skipped, each URL said once: `already saved: md/t/web/x.md`, `duplicate candidate (…)`."""
     if entry.get("path"):
         return f"{entry['reason']}: {entry['path']}"
     same = entry.get("same_as")
@@ -2505,9 +2470,8 @@ def cmd_refresh(args, cfg):
 
 
 def refresh_targets(store, events, every):
-    """(synthesis, [(n, url, current path, (quotes, numbers), cited path)]): the current versions of the pages
-    the topic's latest synthesis cites (`every`: of all), what it takes from each (page_claims) and the newest
-    version it cites, which the live page is compared with (None: not cited)."""
+    """(synthesis, [(n, url, current path, (quotes, numbers), cited path)]) of the pages the latest synthesis cites
+    (`every`: all): what it takes from each, and the newest version it cites, which the live page is compared with."""
     files = synthesis_files(store.topic_dir, events)
     synthesis = os.path.join(store.topic_dir, files[-1][0]) if files else None
     if synthesis is None and not every:
@@ -2540,10 +2504,8 @@ def moved_elsewhere(url, final):
 
 
 class RefreshBatch:
-    """One `refresh`: the targets fetched again W at a time; a page that changed is saved as its next
-    version (never over the one before), one that moved is not saved; a timeout or an http error gets
-    one more try. Like a scrape, this thread saves and writes the ledger, so Ctrl-C never leaves a
-    half-written page or line; the box failing ends the batch, the rest not attempted."""
+    """One `refresh`: the targets fetched again W at a time; a changed page is saved as its next version, a moved one
+    is not; a timeout or http error gets one more try. This thread saves and logs; a box failure ends the batch."""
 
     def __init__(self, args, cfg, store, synthesis, run):
         import secrets
@@ -2661,8 +2623,7 @@ def number_ranges(numbers):
 
 
 def render_refresh(report):
-    """The refresh report for a person: a line a page that needs a look, the unchanged ones by number,
-    then the totals."""
+    """The refresh report: a line a page that needs a look, the unchanged ones by number, then the totals."""
     lines = []
     for e in report["pages"]:
         lost = e.get("lost")
@@ -2688,8 +2649,7 @@ def render_refresh(report):
 
 
 def refresh_detail(entry):
-    """What became of a page that needs a look: its new version, where it moved, why it is gone or failed, or
-    the version it is still (unchanged, but without what the synthesis took from an earlier one)."""
+    """What became of a page: its new version, where it moved, why it is gone or failed, or the version it still is."""
     if entry["outcome"] == "unchanged":
         return entry["path"]
     if entry["outcome"] == "changed":
@@ -2754,8 +2714,7 @@ def cmd_doctor(args, cfg):
 
 
 def config_facts(cfg):
-    """{NAME: {"value", "source"}}: the settings in effect; a URL built from host and port names the
-    variables it came from."""
+    """{NAME: {"value", "source"}} of the settings in effect; a URL built from host and port names those variables."""
     def source(name, parts=()):
         if cfg.sources[name] == "environment":
             return "environment"
@@ -2776,8 +2735,7 @@ def doctor_check(name, ok, detail, code=EXIT_OK, fix=""):
 
 
 def doctor_failure(name, base, wait, err, setting):
-    """The check of a probe that failed: nothing answers at the address (refused, or no connection
-    in time), the box took the connection but said nothing in time (slow), or the service's answer."""
+    """A failed probe's check: nothing answers there, the box connected but said nothing, or the service's word."""
     from urllib.parse import urlsplit
     cause, where = err.__cause__, urlsplit(base).netloc
     if isinstance(cause, _Transient) and not cause.connected:
@@ -2892,8 +2850,7 @@ def cmd_init(args, cfg):
 
 
 def check_new_topic(cfg, topic, new):
-    """A usage error for a topic init would start by mistake: named from the md root down (md/x), or new with a
-    name close to an existing topic's (unless `new`)."""
+    """A usage error for a topic init would start by mistake: named from the md root (md/x), or close to another."""
     import difflib
     parts = check_topic(topic)
     if len(parts) > 1 and parts[0] == os.path.basename(cfg.md_root):
@@ -2989,10 +2946,8 @@ def file_sha256(path):
 
 
 def corpus_labels(events, names, sha_of):
-    """({corpus file name: label}, {name: {"label", "sha256"}} not in the ledger yet) of the corpus files `names`
-    (`sha_of(name)`: a file's sha256). A file keeps the label it was first given; a new one takes the next free
-    label, or the label of a file gone with the same text (renamed); a label is never given again. A topic's
-    first labels follow file-name order."""
+    """({corpus file name: label}, {name: {"label", "sha256"}} new to the ledger) of `names` (`sha_of`: their sha256):
+    a file keeps its label; a new one takes the next, or that of a gone file with its text (renamed); none is reused."""
     known = {}
     for event in events:
         if event.get("command") == "corpus" and isinstance(event.get("files"), dict):
@@ -3021,8 +2976,7 @@ def record_corpus(topic_dir, events):
 
 
 def text_parts(words, headings):
-    """[[first, last]] 1-based lines cutting a file of `words` (a count a line) into parts of about PART_WORDS
-    and at most PART_MOST words: at the shallowest heading within reach, else a blank line, else any line."""
+    """[[first, last]] 1-based parts of ~PART_WORDS words (at most PART_MOST), cut at the shallowest heading near."""
     import itertools
     total, level = [0] + list(itertools.accumulate(words)), {h[0]: h[2] for h in headings}
     parts, start = [], 1
@@ -3042,8 +2996,7 @@ def text_parts(words, headings):
 
 
 def corpus_facts(store, events):
-    """[{"label", "path", "words", "parts" [[first, last]…], "notes" [k…]}] of the corpus files by label: the
-    parts a page-reader reads, and (1-based) which of them have a note. Reads the ledger, writes only the index."""
+    """[{"label", "path", "words", "parts", "notes" (parts with a note)}] of the corpus files; writes the index only."""
     labels = corpus_labels(events, corpus_files(store.topic_dir),
                            lambda n: file_sha256(os.path.join(store.topic_dir, n)))[0]
     index = LibraryIndex(store)
@@ -3078,8 +3031,7 @@ INDEX_KEYS = {}   # word -> word_key(word): a book repeats its words
 
 
 def index_terms(text):
-    """The words find matches, as keys: a word as word_key gives it (stop words and single letters left out),
-    a run of Chinese, Japanese or Korean characters as its pairs of characters (one alone as itself)."""
+    """The words find matches, as keys: word_key of words (no stop words or single letters), CJK as character pairs."""
     terms = []
     for token in INDEX_TOKEN.findall(text.casefold()):
         if "\u1100" <= token[0] and CJK_CHAR.match(token):
@@ -3090,9 +3042,7 @@ def index_terms(text):
 
 
 def file_passages(lines, words_of, first, headings):
-    """[(first, last, heading, text)] of a file's lines (`words_of`: their words) from index `first`: its text
-    (text_lines) cut into passages of about PASSAGE_WORDS, at blank lines and sentence ends, never across a
-    heading; lines 1-based."""
+    """[(first, last, heading, text)] of a file from index `first`: passages of ~PASSAGE_WORDS, never past a heading."""
     import bisect
     layout, starts = debris_lines(lines), [h[0] for h in headings]
     heads, passages, run, words = set(starts), [], [], 0   # run: the indices of the passage's lines of text so far
@@ -3116,9 +3066,8 @@ def file_passages(lines, words_of, first, headings):
 
 
 class LibraryIndex:
-    """find's index of a topic's corpus files and saved pages (md/T/web/.index/find.sqlite, which git never
-    sees): each file's words, parts and passages, and the passages each word is in. A file is read again
-    only when it changed; a topic web.py cannot write to gets an index in memory."""
+    """find's index of a topic's corpus files and saved pages (web/.index/find.sqlite, git-ignored): words, parts,
+    passages, postings. A file is read again only when it changed; a topic web.py cannot write to gets one in memory."""
 
     def __init__(self, store):
         import sqlite3
@@ -3145,8 +3094,7 @@ class LibraryIndex:
         return db
 
     def update(self, files, prune=False):
-        """Index the files ({rel: path}) that are new or changed since they were indexed; with `prune`, forget
-        every other file (deleted, or a page's earlier version)."""
+        """Index the files ({rel: path}) new or changed since; `prune`: forget all others (gone, or old versions)."""
         stamps = {}
         for rel, path in files.items():
             stat = os.stat(path)
@@ -3264,8 +3212,7 @@ def cmd_find(args, cfg):
 
 
 def find_hits(store, index, found, terms, several):
-    """The hits as find gives them: label, path, lines, heading, snippet, words; a corpus file's part (and its
-    note, if read) when it has several; the queries that found it when there were several."""
+    """find's hits: label, path, lines, heading, snippet, words; a corpus file's part and note; queries if several."""
     labels, numbers = record_corpus(store.topic_dir, store.events()), None
     hits = []
     for row, queries in found:
@@ -3391,8 +3338,7 @@ DOT_LEADERS = re.compile(r"(?:\. ?){4,}|\s\d+$")   # a table of contents' line
 
 
 def numbered_headings(lines):
-    """[(line, level, text)] of the numbered headings a PDF conversion has instead of `#` lines (pdftotext):
-    `1.2.12 Title`, `Chapter 2` / `1.2` with the title on the next line; the level is the number's depth."""
+    """[(line, level, text)] of a PDF conversion's numbered headings: `1.2.12 Title`, `Chapter 2` over its title."""
     found = []
     for i, line in enumerate(lines):
         match = NUMBERED.fullmatch(line) if len(line) < 100 else None
@@ -3412,8 +3358,7 @@ def numbered_headings(lines):
 
 
 def cell_heading(line):
-    """(level, text) of a heading Firecrawl put in a table's first cell (`| Macros<br>------ |`), with its
-    underline as long as its text, half as long at least; None for any other line."""
+    """(level, text) of a heading Firecrawl put in a table's first cell (`| Macros<br>------ |`), else None."""
     cell = CELL_HEADING.match(line)
     if not cell or 2 * len(cell.group(2)) < len(cell.group(1)):
         return None
@@ -3421,16 +3366,14 @@ def cell_heading(line):
 
 
 def heading_end(lines, i):
-    """Index of the last line of ATX heading i: the lines after it while the one before ends in a link
-    (Firecrawl breaks the line after every link, a heading's too) or in a hard line break (`<br>`)."""
+    """Index of ATX heading i's last line: it goes on while the line before ends in a link or hard break (Firecrawl)."""
     while heading_goes_on(lines, i + 1):
         i += 1
     return i
 
 
 def heading_goes_on(lines, k):
-    """True when line k, after a line ending in a link or a hard break, is text (no heading) or a lone
-    hard break (a `<br>`) with text after it."""
+    """True when line k, after a line ending in a link or hard break, is text, or a lone `<br>` with text after it."""
     broken = LINK_END.search(lines[k - 1]) or lines[k - 1].endswith("  ")
     if k >= len(lines) or not broken or ATX_HEADING.match(lines[k]):
         return False
@@ -3454,8 +3397,7 @@ def running_text(line):
 
 
 def underline_after_blank(lines, i):
-    """True when blank line i sits between a line ending in a link and a setext underline as long as the
-    text (half as long at least: a thematic break is short)."""
+    """True when blank line i parts a line ending in a link from a setext underline at least half as long as it."""
     return (blank_line(lines, i) and not blank_line(lines, i + 1) and bool(SETEXT_RULE.match(lines[i + 1]))
             and bool(LINK_END.search(lines[i - 1])) and 2 * len(lines[i + 1].strip()) >= len(lines[i - 1].strip()))
 
@@ -3493,8 +3435,7 @@ def atx_is_heading(lines, i, atx, code):
 
 
 def heading_text(text):
-    """A heading as one plain line, as the page shows it: links reduced to their text; images, permalink
-    marks (¶), code marks and markdown's escapes gone."""
+    """A heading as one plain line, as the page shows it: links as text; images, ¶, code marks and escapes gone."""
     plain = HEADING_LINK.sub(lambda link: "" if link.group(1) else link.group(2), text)
     return " ".join(ESCAPE.sub(r"\1", plain.replace("`", "")).replace("¶", " ").split())
 
@@ -3555,8 +3496,7 @@ def main_text(lines, first, headings):
 
 
 def section_of_text(kinds, first, start, end, opening):
-    """True when lines start..end (1-based) are a section (they start at a heading) of no more lines
-    of links than lines of text: code, a table, a reference's members."""
+    """True when lines start..end are a section with no more lines of links than of text: code, a table, members."""
     part = kinds[start - 1 - first:end - first]
     return start in opening and part.count("links") <= part.count("text")
 
@@ -3579,9 +3519,8 @@ def outline_facts(text):
 
 
 def text_facts(text):
-    """{"text" (its lines), "words" (a count a line), "lines", "header", "headings"} of a file: a saved page's
-    headings, or a PDF conversion's numbered ones where it has more of those (its `#` lines are shell prompts);
-    a heading's section runs to the next heading of its level or higher."""
+    """{"text", "words" (a line's), "lines", "header", "headings"} of a file: its headings, or a PDF conversion's
+    numbered ones where more (its `#` lines are shell prompts); a section runs to the next heading as high."""
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
@@ -3598,8 +3537,7 @@ def text_facts(text):
 
 
 def render_outline(shown, facts, budget=None):
-    """The outline as Claude and a person read it: one line of figures, then a line a heading, deepest
-    levels dropped (and said so) until it fits `budget` characters (default: OUTLINE_SHARE of the page)."""
+    """The outline: a line of figures, then a line a heading, deepest levels dropped (and said so) to fit `budget`."""
     start, end = facts["main"]
     head = [f"{shown}: {facts['lines']:,} lines, {facts['words']:,} words · main text: lines {start:,}–{end:,}"
             + (f" (header 1–{facts['header']})" if facts["header"] else "")]
@@ -3619,8 +3557,7 @@ def render_outline(shown, facts, budget=None):
 
 
 def fit_outline(rows, room, notice):
-    """(rows kept, deepest level kept) of [(level, row)] in `room` characters: all when they fit, else
-    room left for the `notice` that says so, the deepest levels dropped, then the rows past the room."""
+    """(rows kept, deepest level kept) of [(level, row)] within `room`: all, else deepest levels dropped, then cut."""
     depth = max((level for level, _ in rows), default=0)
     if sum(len(r) + 1 for _, r in rows) <= room:
         return [r for _, r in rows], depth
@@ -3683,8 +3620,7 @@ PART_LINES = re.compile(r"(?im)^[ \t*_]*lines[ \t*_]*:[ \t*_]*L?(\d+)[ \t]*[–-
 
 
 def note_path(page, part=None):
-    """The note file of a saved page, web/notes/<its file name>, or of a corpus file's part, web/notes/corpus/
-    <name>.L<first>-<last>.md (<name>.md for a file read whole)."""
+    """The note of a saved page, web/notes/<name>, or of a corpus part, web/notes/corpus/<stem>.L<a>-<b>.md."""
     folder, name = os.path.split(page)
     if os.path.basename(folder) == "web":
         return os.path.join(folder, NOTES_DIR, name)
@@ -3707,8 +3643,7 @@ def passage_text(rest):
 
 
 def passage_problems(passages, lines, slack=1):
-    """The passages that are not in the page at the lines they name (with `slack` lines either side);
-    [(first, last, text)]. Lines are the file's, 1-based, as the Read tool numbers them."""
+    """[(first, last, text)] of the passages not at the lines they name (± `slack`), 1-based as Read numbers them."""
     lines = [line[:-1] if line.endswith("\\") else line for line in lines]   # a hard line break's backslash is markup
     problems, layout = [], debris_lines(lines)
     for first, last, text in passages:
@@ -3740,8 +3675,7 @@ def render_note(page_shown, number, title, lines, note, problems, passages, date
 
 
 def library_kind(path, cfg):
-    """What a real path under the md root is: "page", a saved page file (md/<topic>/web/<slug>.md), "corpus", a
-    corpus file (md/<topic>/<name>.md, outside web/, not what /research writes), or None."""
+    """What a real path under the md root is: "page" (md/<topic>/web/<slug>.md), "corpus" (md/<topic>/<name>.md)."""
     root = os.path.realpath(cfg.md_root)
     rel = os.path.relpath(path, root).split(os.sep) if os.path.commonpath([path, root]) == root else []
     if not rel or not path.endswith(".md") or not os.path.isfile(path):
@@ -3771,8 +3705,7 @@ def file_parts(path, cfg):
 
 
 def reader_part(prompt, path, cfg):
-    """(part, parts) a page-reader reads of a corpus file: the prompt's `Lines: a–b`, or the one part of a file
-    read whole; part None when the prompt names none of the file's parts. A saved page: (None, None)."""
+    """(part, parts) a reader reads of a corpus file: the prompt's `Lines: a–b` or the only part, else None."""
     if library_kind(path, cfg) != "corpus":
         return None, None
     parts, asked = file_parts(path, cfg)[1], PART_LINES.search(prompt or "")
@@ -3794,8 +3727,7 @@ def char_count(data):
 
 
 def unfenced(answer):
-    """A reader's answer without a code fence around the whole of it (readers see their answer's shape in one);
-    an answer whose first fence closes before its last line, or never, is kept as it is."""
+    """A reader's answer without a code fence around all of it; one whose first fence closes early or never is kept."""
     lines = answer.strip().split("\n")
     opener = FENCE.match(lines[0])
     if not opener:
@@ -3816,8 +3748,7 @@ SAW_NONE = re.compile(r"(?i)[\s*_`(-]*(?:none|nothing|nil|n/?a|no(?:\s+instructi
 
 
 def note_instructions(note):
-    """The lines of its page a reader reported under "Instructions seen", [(first, last)] ([] when it named
-    none), or None when it saw none: such a page is flagged reader-instructions."""
+    """[(first, last)] a reader reported under "Instructions seen" ([]: lines unnamed), or None when it saw none."""
     match = INSTRUCTIONS_SEEN.search(note)
     said = match.group(1).strip() if match else ""
     if not said or SAW_NONE.fullmatch(said):
@@ -3882,16 +3813,13 @@ def current_version(path):
 
 
 def note_state(path, chars, noted=None):
-    """A saved page's note: short (read whole, no note), done (a page-reader's note exists) or needed;
-    `noted`: the file names in notes/, when listed already."""
+    """A saved page's note: short (read whole), done (a note exists) or needed; `noted`: the notes/ listing, if made."""
     done = os.path.isfile(note_path(path)) if noted is None else os.path.basename(path) in noted
     return "short" if chars <= READER_CHARS else "done" if done else "needed"
 
 
 def note_facts(store, names, numbers, events=()):
-    """{"done": [n…], "need": [{"n", "path", "words"}], "flagged": [{"n", "note", "lines"}]} for the long pages
-    among `names` (page files): which have a note, which still need a reader, and which a reader reported
-    as holding instructions (from `events`, the ledger); `numbers`: the citation numbers."""
+    """{"done": [n], "need": [{"n", "path", "words"}], "flagged": [{"n", "note", "lines"}]} of long pages `names`."""
     done, need, flagged, flags = [], [], [], reader_flags(events)
     for name in names:
         path = os.path.join(store.web_dir, name)
@@ -3975,8 +3903,7 @@ def run_facts(events):
 
 
 def asked_firecrawl(event):
-    """True for a scrape event that cost a Firecrawl request: not a URL refused or skipped before asking, nor
-    a page superseded by its higher-ranked twin (its saved event counted it)."""
+    """True for a scrape event that cost a Firecrawl request: not refused or skipped first, nor a superseded twin."""
     if event.get("outcome") == "skipped":
         return event.get("reason") in ("unchanged", "duplicate") and "supersedes" not in event
     return event.get("outcome") in ("saved", "failed", "unused") and event.get("kind") not in ("invalid-url", "policy")
@@ -3988,8 +3915,7 @@ def picks_name(run_index, round_no):
 
 
 def reused_pages(mine, current):
-    """The pages a run found saved before it — picked again (`already saved`) or refreshed and still
-    there — by their current version's file name; none it saved itself."""
+    """The pages a run found saved before it (picked again, or refreshed), by current version; none it saved itself."""
     found = {page_base(os.path.basename(e["path"])): os.path.basename(e["path"]) for e in mine if e.get("path") and (
         e.get("reason") == "already saved" or e.get("command") == "refresh" and e.get("outcome") in ("unchanged", "changed"))}
     return [name for base, name in found.items() if base not in current]
@@ -4223,8 +4149,7 @@ def synthesis_status(topic_dir, events, files=None):
 
 
 def earlier_syntheses(topic_dir, events, goal, mine=None):
-    """({"path", "run", "date", "status", "errors", "checked", "audit" {"problems", "current", "path"}} of the newest
-    synthesis of this goal slug but `mine`, or None; how many there are): the newest alone is read."""
+    """(the newest synthesis of this goal slug but `mine`, as status shows it, or None; how many there are)."""
     files = [f for f in synthesis_files(topic_dir, events) if f[1] == goal and f[0] != mine]
     for entry in synthesis_status(topic_dir, events, files[-1:]):
         entry = dict(entry, path=display_path(os.path.join(topic_dir, entry["file"])))
@@ -4252,8 +4177,7 @@ def synthesis_goal(name):
 
 
 def synthesis_name(goal, topic_dir, events):
-    """The synthesis file of a new run: <goal-slug>-<today>-synthesis.md (-2, -3 … on the same day), a name no
-    earlier run claimed and no file has: a run never writes over another run's synthesis."""
+    """A new run's synthesis, <goal-slug>-<today>[-n]-synthesis.md, a name no run claimed and no file has."""
     import itertools
     claimed = {e.get("synthesis") for e in events if e.get("command") == "init"}
     stem = f"{text_slug(goal)}-{now_utc():%Y-%m-%d}"
@@ -4450,8 +4374,7 @@ def render_requests(requests):
 
 
 def render_scope(facts):
-    """The manifest's Source scope section: the policy in effect, each run's --site/--exclude-site,
-    and each hit they dropped, with how many times (none of it when the topic has no scope)."""
+    """The manifest's Source scope: the policy, each run's --site/--exclude-site, the hits dropped; [] unscoped."""
     scoped = [r for r in facts["runs"] if (r.get("options") or {}).get("site") or
               (r.get("options") or {}).get("exclude_site")]
     if not (facts["policy"] or scoped or facts["dropped"]):
@@ -4641,9 +4564,7 @@ LABEL_TEXT = re.compile(r"\[C?\d+(?: v\d+)?(?:[,–-] ?C?\d+(?: v\d+)?)*\]")   #
 
 
 class Block:
-    """A paragraph, list item, table row, block quote, footnote or link definition of a synthesis:
-    section, first line, kind, text, and its unit — the top-level block it is nested in (itself
-    for a top-level block)."""
+    """A paragraph, list item, table row, block quote, footnote or link definition; its unit: the top-level one."""
 
     def __init__(self, section, line, kind, text, unit=None, label=None, depth=None):
         self.section, self.line, self.kind, self.text = section, line, kind, text
@@ -4662,9 +4583,8 @@ class Block:
 
 
 class Reading:
-    """Where outline() stands: the blocks so far, the block a next line continues, the list item
-    or footnote an indented line joins, whether a table is open, and the block quote that only
-    blank lines separate from the next line (an attribution line there joins it)."""
+    """Where outline() stands: the blocks, the block a line continues, the unit an indented line joins, an open table,
+    and the block quote an attribution line after blank lines joins."""
 
     def __init__(self):
         self.blocks, self.block, self.unit, self.table, self.after_quote = [], None, None, False, None
@@ -4689,8 +4609,7 @@ def read_synthesis(path):
 
 
 def check_synthesis(path, cfg):
-    """A usage error unless the file is a synthesis: `*-synthesis.md` in a topic folder (one
-    holding a web/ folder, or right under the md root)."""
+    """A usage error unless the file is `*-synthesis.md` in a topic folder (holding web/, or under the md root)."""
     folder = os.path.dirname(os.path.realpath(path))
     topic = os.path.isdir(os.path.join(folder, "web")) or os.path.dirname(folder) == os.path.realpath(cfg.md_root)
     if not (topic and os.path.basename(path).endswith("-synthesis.md")):
@@ -4758,8 +4677,7 @@ def _fence_after(fence, line):
 
 
 def _heading(reading, line, after):
-    """(level, text, underlined) of a heading: `## text`, or a line of plain text underlined with
-    === or --- (the underline is part of the heading); None for any other line."""
+    """(level, text, underlined) of a `## text` heading or a plain line underlined with === or ---; else None."""
     atx = HEADING.match(line)
     if atx:
         return len(atx.group(1)), atx.group(2).strip(), False
@@ -4863,14 +4781,12 @@ def mask_code(text):
 
 
 def find_quotes(text):
-    """[(start, end, passage)] of the quotations in a text: "…", “…”, „…“, ‘…’, '…', ‚…‘, «…»,
-    »…«, ‹…›, 「…」, 『…』, 〝…〞 and ＂…＂."""
+    """[(start, end, passage)] of a text's quotations: "…", “…”, „…“, ‘…’, '…', ‚…‘, «…», »…«, ‹…›, 「…」, 『…』 …"""
     return scan_quotes(text)[0]
 
 
 def scan_quotes(text):
-    """([(start, end, passage)] of the quotations in a text, [offsets of the double quotation marks
-    (PAIRED_MARKS) that pair with none])."""
+    """([(start, end, passage)] of the quotations, [offsets of the double quotation marks that pair with none])."""
     quotes, strays, at = [], [], 0
     while at < len(text):
         end = _quote_end(text, at)
@@ -4927,9 +4843,8 @@ def sentence_spans(text, quotes, cites=()):
 
 
 def _sentence_close(text, at, cites):
-    """Where a sentence whose end mark stops at `at` closes: past the citations right after it (and
-    a `.,;:` and spaces after them) — unless a lower-case word follows those citations on their
-    line: then they open the next sentence, as in `[2](web/b.md) reports that …`."""
+    """Where a sentence whose end mark stops at `at` closes: past the citations right after it (and `.,;:`), unless a
+    lower-case word follows them on their line: then they open the next sentence (`[2](web/b.md) reports that …`)."""
     end = at
     for start, stop in sorted(cites):
         if start < end:
@@ -4944,10 +4859,8 @@ def _sentence_close(text, at, cites):
 
 
 class Sentence:
-    """One sentence of the prose: its block, span, links, footnote references, quotes, and (once
-    attributed) the pages it cites — its own, or its unit's when `fallback`. In a block quote, a
-    paragraph (with the attribution line under it) is one sentence and its one quote (`quoted`);
-    `strays` are the offsets of quotation marks that pair with none."""
+    """A sentence: block, span, links, footnote references, quotes and the pages it cites (its unit's when `fallback`).
+    A block quote's paragraph is one sentence quoting itself (`quoted`); `strays`: its marks that pair with none."""
 
     def __init__(self, block, start, end, links, notes, quotes, strays=()):
         self.block, self.start, self.end, self.links, self.quotes = block, start, end, links, quotes
@@ -4983,8 +4896,7 @@ def block_links(block, targets):
 
 
 def sentences_of(blocks):
-    """Every sentence of the prose blocks, each with its links, footnote references and quotes
-    (offsets in the block); every block gets its links and footnote references."""
+    """Every sentence of the prose blocks with its links, notes and quotes; every block gets its links and notes."""
     targets = {b.label: b.text for b in reversed(blocks) if b.kind == "definition"}   # the first one counts
     sentences = []
     for block in blocks:
@@ -5062,8 +4974,7 @@ def uncommented(text):
 
 
 class SourceLookup:
-    """The saved pages and corpus files of a topic: the only disk reads of cite-check. Given
-    `files` ({path relative to the topic: text}), it reads nothing, for tests."""
+    """A topic's saved pages and corpus files: cite-check's only disk reads (given `files`, {rel: text}, none)."""
 
     def __init__(self, topic_dir, files=None, events=None):
         self.topic_dir, self.files = os.path.abspath(topic_dir), files
@@ -5202,8 +5113,7 @@ class SourceLookup:
         return self._pages
 
     def run_pages(self, run, saved=False):
-        """The saved pages a run saved, found already saved or refreshed (their version then current), or with
-        `saved` only saved; every page when the topic has no run."""
+        """The pages a run saved, found saved or refreshed (that version); `saved`: saved only; all, without a run."""
         if run is None:
             return [p for p in self.pages() if p.startswith("web/")]
         names = {os.path.basename(e["path"]) for e in self.events if e.get("run") == run and e.get("path") and (
@@ -5214,14 +5124,13 @@ class SourceLookup:
 
 
 def fold_text(text):
-    """Text as cite-check compares it (fold_words), with no space between Chinese, Japanese or Korean
-    characters: Chinese broken at a line's end, Korean typeset without its spaces."""
+    """Text as cite-check compares it (fold_words), no space between CJK characters (lines broken, Korean unspaced)."""
     return CJK_SPACE.sub("", fold_words(text))
 
 
 def fold_words(text):
-    """Text with links reduced to their text, HTML entities to their characters (markdown shows `&rsquo;` as ’),
-    footnote markers gone, emphasis, case, quotes, hyphens inside a word, soft hyphens and whitespace folded."""
+    """Text with links as their text, entities as characters, footnote markers gone; emphasis, case, quote marks,
+    hyphens inside words and whitespace folded."""
     text = MARKDOWN_LINK.sub(r"\1", INVISIBLE.sub("", html_unescape(text)))
     text = re.sub(r"[*_`]+", "", FOOTNOTE_MARK.sub("", text.translate(QUOTE_FOLD))).casefold()
     text = WORD_HYPHEN.sub("", " ".join(text.split()))   # well-known, well-⏎known: one word however broken
@@ -5291,8 +5200,7 @@ def number_values(token):
 
 
 def text_numbers(text):
-    """Every value the numbers of a text can mean, each signed as written and unsigned; full-width
-    digits (１１６) read as ASCII."""
+    """Every value a text's numbers can mean, signed as written and unsigned; full-width digits read as ASCII."""
     values = set()
     for sign, token in NUMBER.findall(text.translate(FULL_WIDTH_DIGITS)):
         for value in number_values(token):
@@ -5402,8 +5310,7 @@ def blank(text, spans):
 
 
 def claim_text(sentence, quotes=False):
-    """A sentence with its links, footnote references and URLs blanked, and its quotations unless
-    `quotes`: what it claims in its own words."""
+    """A sentence with links, notes, URLs and labels blanked, and quotations unless `quotes`: its own words."""
     text = sentence.text
     spans = [(l.start - sentence.start, l.end - sentence.start) for l in sentence.links]
     spans += [(m.start(), m.end()) for m in FOOTNOTE_REF.finditer(text)]
@@ -5418,10 +5325,8 @@ def claim_text(sentence, quotes=False):
 
 
 def link_problems(links, lookup):
-    """Resolve every citation (filling link.rel, and link.meant: the page a broken one is likely
-    meant for) and return its problems, one a link: broken (with that page), outside the topic, a
-    label that is not the page's manifest number; for pages without one, one label for two pages
-    or two labels for one."""
+    """Resolve each citation (link.rel; link.meant: the page a broken one means) and return its problems: broken,
+    outside the topic, not the page's label; for unlabelled pages, one label for two pages or two for one."""
     problems, file_of, label_of = [], {}, {}
     for link in links:
         link.rel, problem = lookup.resolve(link.target)
@@ -5462,9 +5367,8 @@ def meant_page(target, pages):
 
 
 def unread_problems(blocks, sentences):
-    """What looks like a quotation where cite-check cannot check it, one error each: a quote of
-    four words or more in a heading or a link's title, an HTML <blockquote> or <q>, a quotation mark
-    that pairs with none (the quote it opens or closes would go unchecked)."""
+    """Quotations cite-check cannot check, an error each: a quote of 4+ words in a heading or link title, an HTML
+    <blockquote> or <q>, a quotation mark that pairs with none (its quote would go unchecked)."""
     problems = []
     for block in blocks:
         titles = [(block.line, block.title)] if block.title else \
@@ -5492,8 +5396,7 @@ def unread_problems(blocks, sentences):
 
 
 def reported_units(verdicts, blocks):
-    """Ids of the units whose missing citation an error about their quote already names: a quote
-    without citation, an HTML quotation."""
+    """Ids of the units whose missing citation a quote's error names already (an uncited or HTML quotation)."""
     return {id(s.block.unit) for s, _, verdict, _ in verdicts if verdict == "no_citation"} | \
         {id(b.unit) for b in blocks if HTML_QUOTE.search(b.masked)}
 
@@ -5512,10 +5415,8 @@ def footnote_links(blocks):
 
 
 def attribute(sentences, notes):
-    """Give each sentence the pages it cites: its own citations and those of the footnotes it
-    references — for a paragraph of a block quote, else those of the whole block quote (its
-    attribution line's too) — else those of its unit (the paragraph, list item or table row it
-    belongs to). A sentence whose own citations are all broken cites nothing: its broken link is the error."""
+    """Give each sentence the pages it cites: its own and its footnotes'; in a block quote, the quote's; else its unit's
+    (`fallback`). A sentence whose own citations are all broken cites nothing: the broken link is the error."""
     own = {id(s): list(dict.fromkeys([l.rel for l in s.links if l.rel] +
                                      [l.rel for n in s.notes for l in notes.get(n, ()) if l.rel]))
            for s in sentences}
@@ -5536,9 +5437,7 @@ def quote_words(passage):
 
 
 def quote_verdicts(sentences, lookup):
-    """[(sentence, passage, verdict, detail)] for every quotation: verified (detail: the cited pages
-    that hold it), not_found, no_citation, exempt (a short term), or unchecked (its citations are
-    all broken)."""
+    """[(sentence, passage, verdict, detail)]: verified (detail: holders), not_found, no_citation, exempt, unchecked."""
     verdicts = []
     for sentence in sentences:
         for _, _, passage in sentence.quotes:
@@ -5771,8 +5670,7 @@ def speaker_warnings(verdicts, lookup):
 
 
 def page_claims(sentences, verdicts, lookup):
-    """{rel: ([quotes], [numbers], first line)}: what a synthesis takes from each page it cites — the
-    verified quotes the page holds and the numbers of its sentences that the page holds."""
+    """{rel: ([quotes], [numbers], first line)}: the verified quotes and numbers a synthesis takes from each page."""
     claims = {}
     for sentence, passage, verdict, holders in verdicts:
         for rel in holders if verdict == "verified" else ():
@@ -5803,9 +5701,8 @@ def render_lost(claim, lost):
 
 
 def changed_page_warnings(claims, lookup, cited):
-    """A cited page whose newer version no longer holds some of the quotes or numbers it is cited for:
-    one warning a page (the synthesis still passes against the version it cites), unless the synthesis
-    cites that newer version too (`cited`: every page it cites), so it knows."""
+    """A cited page whose newer version lacks quotes or numbers it is cited for: a warning a page, unless the
+    synthesis cites the newer version too (`cited`); it passes against the version it cites."""
     warnings = []
     for rel, claim in claims.items():
         newer = lookup.newer_version(rel)
@@ -5870,8 +5767,7 @@ def run_of(title_lines, events):
 
 
 class CheckResult:
-    """What cite-check found: errors and warnings as (line, kind, message), coverage, the sentences and
-    the answer's section."""
+    """What cite-check found: errors and warnings (line, kind, message), coverage, sentences, the answer's section."""
 
     def __init__(self, errors, warnings, coverage, sentences, lookup, run, answer):
         self.errors, self.warnings, self.coverage = errors, warnings, coverage
@@ -5927,8 +5823,7 @@ def never_cited(lookup, run, links):
 
 
 def coverage_of(sentences, verdicts, counts, links, run_pages, lookup):
-    """The coverage: sentences and how many cite for themselves, quote and number verdicts, and the
-    citations of each source (every page of the run listed), in citation-number order."""
+    """The coverage: sentences and those citing for themselves, quote and number verdicts, citations per source."""
     per_source = dict.fromkeys(run_pages, 0)
     for link in links:
         if link.rel:
@@ -6025,8 +5920,7 @@ def content_words(text):
 
 
 def plain_paragraphs(body):
-    """A page as plain text, one line a paragraph: links reduced to their text, URLs, heading
-    underlines, table rules and markdown marks gone."""
+    """A page as plain text, a line a paragraph: links as their text; URLs, underlines, rules and marks gone."""
     text = URL_TEXT.sub(" ", MARKDOWN_LINK.sub(r"\1", body))
     text = re.sub(r"(?m)^[ \t]*(?:[=-]{3,}|\|?[ \t:|-]*-{3,}[ \t:|-]*)[ \t]*$", "", text)
     text = re.sub(r"[#>|]+", " ", re.sub(r"[*_`]+", "", text))
@@ -6071,8 +5965,7 @@ def passage_in(words, plain, tokens):
 
 
 def support(sentence, lookup):
-    """[(rel, share, passage)] of each page a sentence cites, best first: the share of its content
-    words (quotes included) that the page's best passage holds."""
+    """[(rel, share, passage)] of each page a sentence cites, best first: the share of its content words it holds."""
     words = content_words(claim_text(sentence, quotes=True))
     found = [(rel, *passage_in(words, *lookup.tokens(rel))) for rel in sentence.cites] if words else []
     return sorted(found, key=lambda f: -f[1])
@@ -6116,11 +6009,8 @@ def states_something(sentence):
 
 
 def review_kind(sentence, ranked, result):
-    """Why a sentence needs rereading, or None: a claim of the answer, the findings or the
-    disagreements without a citation of its own; weak support; a number derived by (= …). A table
-    cell citing nothing itself labels its row, a sentence citing nothing that ends in `:` introduces
-    what follows, and a block quote is checked word for word against what cites it: none of them is
-    asked for a citation or support of its own."""
+    """Why a sentence needs rereading, or None: a claim of the answer, findings or disagreements not citing for itself,
+    weak support, a derived number. A row's label, an intro ending in `:` and a block quote are not asked."""
     if sentence.fallback and claim_text(sentence).rstrip().endswith(":"):
         return None
     section = sentence.block.section.lower()
@@ -6137,10 +6027,8 @@ def review_kind(sentence, ranked, result):
 
 
 def reviews(result, ranked):
-    """[(sentence, kind, (rel, share, passage) or None)] of every sentence to reread, the most
-    pressing kind first; `ranked` is each sentence's support. The remarks about the sources
-    (Reliability, Method, Limitations) and a table's header row are not reviewed; a quote cited
-    beside pages that lack it is a warning (quote-partly-cited), not also a review item; header-only, everywhere."""
+    """[(sentence, kind, (rel, share, passage) or None)] to reread, most pressing first (`ranked`: support); remarks on
+    the sources, header rows and a partly cited quote (a warning) are not reviewed; header-only, everywhere."""
     found = []
     for sentence in result.sentences:
         ours = sentence.block.kind != "header" and ours_only(sentence, result.lookup)
@@ -6156,8 +6044,7 @@ def reviews(result, ranked):
 
 
 def ours_only(sentence, lookup):
-    """(page, header line, words): a sentence's content words, two at least, in a cited page's header lines in
-    /research's own words (OUR_LINES) but in none of its pages: the claim rests on our words, not the page's."""
+    """(page, header line, words): 2+ content words in a cited page's OUR_LINES but none of its pages: our words."""
     words = content_words(claim_text(sentence, quotes=True))
     for rel in (rel for rel in sentence.cites if rel.startswith("web/")):
         for line in OUR_LINES:
@@ -6214,8 +6101,7 @@ def audit_sentences(result, ranked):
 
 
 def render_table(name, sha, result, ranked, found):
-    """The --table file: the sentences to review, then every other cited sentence, each beside the
-    best passage of each page it cites."""
+    """The --table file: the sentences to review, then every other cited sentence, beside its pages' best passages."""
     lookup, listed = result.lookup, {id(s) for s, _, _ in found}
     rest = [(s, None) for s in result.sentences if s.cites and ranked[id(s)] and id(s) not in listed]
     out = [f"# Evidence for {name}", "",
@@ -6339,8 +6225,7 @@ def synthesis_path(payload, cfg):
 
 
 def hook_post(payload, cfg):
-    """PostToolUse after Write/Edit: check a synthesis, record it for the Stop gate, block on errors;
-    after a page-reader: save its note."""
+    """PostToolUse: check a written synthesis, record it, block on errors; save a reader's note or an audit."""
     if payload.get("tool_name") == "Agent":
         return auditor_done(payload, cfg) if tool_input_of(payload).get("subagent_type") == AUDITOR else \
             reader_done(payload, cfg)
@@ -6383,9 +6268,7 @@ def deny(reason):
 
 
 def hook_pre(payload, cfg):
-    """PreToolUse: a page-reader runs in the foreground on one saved page and gets its outline; the
-    main conversation never reads a long saved page whole; no Write or Edit replaces what web.py or an
-    earlier run wrote."""
+    """PreToolUse: readers and auditors launched right, no long page read whole, nothing web.py keeps written over."""
     tool_input, cwd = tool_input_of(payload), str(payload.get("cwd") or os.getcwd())
     if payload.get("tool_name") == "Agent" and tool_input.get("subagent_type") == READER:
         return reader_launch(tool_input, cwd, cfg)
@@ -6415,8 +6298,7 @@ def reader_launch(tool_input, cwd, cfg):
 
 
 def part_launch(tool_input, path, cfg):
-    """A page-reader on a corpus file reads one of its parts (`Lines: a–b` in the prompt; a file read in one part
-    needs none), never one read before, with the part's outline added to its prompt."""
+    """A reader on a corpus file reads one unread part (`Lines: a–b`, unless it has one), its outline added."""
     part, parts = reader_part(tool_input.get("prompt"), path, cfg)
     shown, unread = display_path(path), [p for p in parts if not os.path.isfile(part_note(path, p, parts))]
     if part is None:
@@ -6470,9 +6352,8 @@ def long_page_read(tool_input, cwd, cfg):
 
 
 def kept_write(payload, cwd, cfg):
-    """Refuse a Write or Edit (of the main conversation or a subagent) that would replace what web.py or
-    an earlier run wrote under the md root — saved pages, notes, the ledger and manifest, audits, another
-    run's synthesis or picks, earlier runs' sections of _notes.md — or change or add a corpus file."""
+    """Refuse a Write or Edit that replaces what web.py or an earlier run wrote under the md root (pages, notes, ledger,
+    manifest, audits, another run's synthesis or picks, earlier runs' notes), or that changes or adds a corpus file."""
     tool_input = tool_input_of(payload)
     path = tool_input.get("file_path")
     if not isinstance(path, str):
@@ -6541,8 +6422,7 @@ def notes_problem(path, payload, events):
 
 
 def reader_done(payload, cfg):
-    """PostToolUse after a page-reader: save its answer as the page's note; block when passages it
-    quotes are not verbatim at the lines it names, so that none is quoted from the note."""
+    """PostToolUse after a reader: save its note; block when passages it quotes are not verbatim at their lines."""
     tool_input, note = tool_input_of(payload), unfenced(agent_answer(payload))
     if tool_input.get("subagent_type") != READER:
         return None
@@ -6586,9 +6466,8 @@ def session_ledgers(md_root, session):
 
 
 def hook_stop(payload, cfg):
-    """Stop: block while a synthesis written or edited in this session fails cite-check, at most
-    GATE_BLOCKS times for the same content; then let the turn end and tell the user, once. Once it
-    passes, ask once for the citation audit its run lacks."""
+    """Stop: block while a synthesis of this session fails cite-check, GATE_BLOCKS times at most for one content, then
+    let the turn end and say so, once; once it passes, ask once for the audit its run lacks."""
     session = payload.get("session_id")
     if not isinstance(session, str) or not session:
         raise ValueError("the hook input has no session_id")
@@ -6605,8 +6484,7 @@ def hook_stop(payload, cfg):
 
 
 def stop_decision(path, mine, session):
-    """The Stop answer for one synthesis this session touched (a block, a message, or None);
-    the decision is recorded in the ledger, which counts the blocks."""
+    """The Stop answer for a synthesis this session touched (a block, a message, or None), recorded for the count."""
     if not os.path.isfile(path):
         return None
     result = cite_check(path)
@@ -6700,8 +6578,7 @@ def prompt_slice(prompt):
 
 
 def audit_slices(result, ranked=None):
-    """[[(audit_sentences entry, pairs), …] a slice]: the cited sentences in line order, in the fewest even slices
-    that keep to SLICE_PAIRS and SLICE_CHARS."""
+    """[[(audit_sentences entry, pairs)…] a slice]: the cited sentences in order, fewest slices within SLICE_*."""
     cited = [s for s in result.sentences if s.cites]
     entries = audit_sentences(result, ranked or {id(s): support(s, result.lookup) for s in cited})
     pairs = [sum(len(set(pages)) for _, _, pages in clauses(s)) or len(set(s.cites)) for s in cited]   # clause × page
@@ -6783,8 +6660,7 @@ def render_audit_sentence(entry):
 
 
 def audit_brief(result, ranked, part, span=(1, None)):
-    """What cite-check knows, for the auditor's prompt: the run's facts, the review list of a `span` of lines, and the
-    cited sentences of `part` (a slice), each with the best passage of every page it cites."""
+    """What cite-check knows, for an auditor: the run's facts, the review list of `span`, `part`'s sentences."""
     lookup, (first, last) = result.lookup, span
     flagged = [f"{source_label(lookup, rel)} {line_refs([(a, b) for a, b, _ in lookup.injected(rel)])}"
                for rel, count in result.coverage["per_source"].items() if count and lookup.injected(rel)]
@@ -6799,8 +6675,7 @@ def audit_brief(result, ranked, part, span=(1, None)):
 
 
 def auditor_launch(tool_input, cwd, cfg):
-    """PreToolUse before the citation-auditor: in the foreground, on a synthesis that passes cite-check, the slices
-    it needs named, with what cite-check knows (of its slice) added to its prompt."""
+    """PreToolUse before an auditor: foreground, a passing synthesis, a slice it has; what cite-check knows added."""
     if tool_input.get("run_in_background") is not False:
         return deny(f'run {AUDITOR} with "run_in_background": false: its findings come back as the tool\'s result '
                     f"and web.py records them")
@@ -6874,8 +6749,7 @@ def merged_audit(path, sha, k, n, answer):
 
 
 def audit_request(path, events, session):
-    """The Stop hook's one request for an audit a synthesis this session wrote lacks (passing cite-check, without
-    every slice answered for one content); asked once a session, recorded in the ledger."""
+    """The Stop hook's one request a session for the audit (or slices) a passing synthesis lacks; recorded."""
     name, web_dir = os.path.basename(path), os.path.join(os.path.dirname(path), "web")
     if not os.path.isfile(path) or any(e.get("command") == "gate" and e.get("event") == "audit-asked" and
                                        e.get("file") == name and e.get("session") == session for e in events):
@@ -6908,8 +6782,7 @@ def export_key(topic, number):
 
 
 def export_entries(store, cited_in=None):
-    """[{"key", "title", "url", "accessed", "published", "site", "topic"}] of the saved pages, by
-    number; with `cited_in` (a synthesis of the topic), only the pages it cites, in the version it cites."""
+    """[{"key", "title", "url", "accessed", "published", "site", "topic"}] (`cited_in`: those it cites, as cited)."""
     numbers = store.numbers()
     pages = {os.path.basename(p): p for p in store.current.values()}
     if cited_in is not None:   # the version it cites, the newest of those it cites: its day of access is theirs
