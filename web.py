@@ -321,11 +321,8 @@ def backoff_delay(attempt, retry_after):
 
 
 def http_request(cfg, service, method, url, *, timeout, cap, body=None, is_verdict=None):
-    """One request with retries for the box's trouble; returns the final Response.
-
-    Connection errors, timeouts, 429 and 5xx are retried with backoff (honouring
-    Retry-After); a response `is_verdict` accepts is the service's answer and is not.
-    """
+    """One request, retried with backoff (and Retry-After) on connection errors, timeouts, 429 and 5xx; the final
+    Response. A response `is_verdict` accepts is the service's own answer, never retried."""
     import json
     headers = {
         "User-Agent": f"web.py/{VERSION}",
@@ -438,11 +435,8 @@ PLAIN_URL = re.compile(r"(https?)://([a-z0-9-]+(?:\.[a-z0-9-]+)+)(/[^?#\s]*)?(?:
 
 @functools.lru_cache(maxsize=None)   # a topic's ledger names the same URLs again and again
 def url_key(url):
-    """The key two URLs share when they are the same page for research purposes.
-
-    Lowercase scheme and host, no leading www., no default port, no credentials,
-    no fragment, no trailing slash, no tracking parameters. Idempotent.
-    """
+    """The key two URLs share when they are one page for research: lowercase scheme and host; no www., default port,
+    credentials, fragment, trailing slash or tracking parameters. Idempotent."""
     plain = PLAIN_URL.fullmatch(url)   # most URLs: the same key as split_url gives, twenty times faster
     parts = (plain[1], plain[2], None, plain[3] or "", plain[4] or "", None) if plain else split_url(url)
     if parts is None:
@@ -498,8 +492,7 @@ def _ipv4_from_text(host):
 
 
 def host_as_firecrawl_reads_it(host):
-    """The host as a WHATWG URL parser (Node's: Firecrawl's) reads it: percent-decoded, then full-width
-    characters and dots mapped to ASCII (%31%32%37.0.0.1 and １２７。０。０。１ are 127.0.0.1 to it)."""
+    """The host as Node's URL parser (Firecrawl's) reads it: %31%32%37.0.0.1 and １２７。０。０。１ are 127.0.0.1."""
     from urllib.parse import unquote
     host = unquote(host)
     try:
@@ -579,9 +572,8 @@ SLUG_SMALL_WORDS = frozenset("a an the of in on at to for and or is are was were
 
 
 def text_slug(text, limit=80):
-    """A file name stem for free text (a goal): its lowercase ASCII words joined by hyphens, never cut
-    inside a word. A longer goal drops small words (a, the, of …) first, then words from the end.
-    Text without Latin letters falls back to a hash."""
+    """A file name stem for a goal: its lowercase ASCII words joined by hyphens, never cut in a word; a long goal drops
+    small words (a, the, of …), then words from the end; a goal without Latin letters, a hash."""
     import hashlib
     import unicodedata
     ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
@@ -658,13 +650,9 @@ def searxng_page(cfg, query, pageno, options):
 
 
 def search_query(cfg, query, max_results, options, scope=None):
-    """Hits for one query, paging until `max_results` are kept or a page adds nothing. With --site
-    the query is asked once per site (`site:` operator; engines read several as AND) and the hits are
-    merged by position; rows outside the scope are dropped, whatever the engines did.
-
-    Returns {"query", "hits", "dropped", "unresponsive", "pages", "error"}; hits carry their 1-based
-    position within the query (within its asking, with several sites).
-    """
+    """{"query", "hits", "dropped", "unresponsive", "pages", "error"} of one query, paged until `max_results` hits or a
+    page adds nothing; with --site, asked once a site (engines AND several `site:`), merged by position. Hits outside
+    the scope are dropped whatever the engines did; a hit's position is 1-based within its asking."""
     scope = scope or Scope()
     outcome = {"query": query, "hits": [], "dropped": [], "unresponsive": {}, "pages": 0, "error": None}
     keys = set()
@@ -682,8 +670,7 @@ def search_query(cfg, query, max_results, options, scope=None):
 
 
 def collect_hits(cfg, asked, max_results, options, scope, outcome, keys):
-    """Page through one asking of a query into `outcome` until `max_results` hits are kept or a
-    page adds nothing."""
+    """Page through one asking of a query into `outcome` until `max_results` hits or a page adds nothing."""
     found = 0
     for pageno in range(1, MAX_PAGES + 1):
         try:
@@ -751,8 +738,7 @@ def in_domain(host, domain):
 
 
 def check_domain(value, where):
-    """A domain as the user wrote it, or the host of a pasted URL, without www. (as site_key compares hosts);
-    a usage error naming `where`."""
+    """A domain as written, or a pasted URL's host, without www. (as site_key compares); a usage error names `where`."""
     from urllib.parse import urlsplit
     text = value.strip().lower()
     try:
@@ -770,8 +756,7 @@ def check_domain(value, where):
 
 
 def read_policy(topic_dir):
-    """[(line, "block" or "prefer", domain, note)] of md/<topic>/sources.txt (none when absent);
-    a bad line is a usage error naming the file and line."""
+    """[(line, "block" or "prefer", domain, note)] of the topic's sources.txt; a bad line: a usage error at its line."""
     path = os.path.join(topic_dir, POLICY_FILE)
     try:
         with open(path, "rb") as handle:
@@ -1188,8 +1173,7 @@ def read_header(path):
 
 
 def encode_page(header, body):
-    """(chunks, sha256 of the saved body, size) of a page file from its header and UTF-8 body;
-    the saved body always ends in a newline. The chunks are written one after another, never joined."""
+    """(chunks, sha256 of the body, size) of a page file, its body ending in a newline; chunks are never joined."""
     import hashlib
     digest = hashlib.sha256(body)
     chunks = [header.encode("utf-8"), body]
@@ -1519,11 +1503,9 @@ class TopicStore:
         return source_numbers(self.events(), self.web_dir, list(self.pages()))
 
     def save(self, url, header, body, force, replace=None):
-        """Save under the lock: (outcome, skip reason, path, sha256, bytes); outcome is saved or skipped.
-        A URL already saved is skipped unless `force`; re-fetched with other content it is saved as its
-        next version (x.v2.md …) and every earlier version stays as it was; the same content is
-        `unchanged`. `replace`: the path of a byte-identical page this one supersedes; it is removed
-        once this is written."""
+        """(outcome, skip reason, path, sha256, bytes), saved under the lock: a saved URL is skipped unless `force`;
+        fetched again, other content is its next version (x.v2.md …), the same is `unchanged`. `replace`: a
+        byte-identical page this one supersedes, removed once it is written."""
         chunks, sha, size = encode_page(header, body)
         key = url_key(url)
         with self.lock():
@@ -1595,8 +1577,7 @@ class TopicStore:
 
 
 def append_events(web_dir, events, count_queries=None):
-    """Append ledger lines under the topic lock; a torn last line from a crash is closed first. With `count_queries`
-    (the topic's searches so far, called under the lock), search events get "q": their query number in the topic."""
+    """Append ledger lines under the lock (a torn last line closed first); `count_queries`: search events get "q"."""
     import json
     if not events:
         return
@@ -1659,8 +1640,7 @@ def read_page_facts(path):
 
 
 def read_markdown(path, shown, fixes):
-    """The text of a markdown file; usage errors naming it `shown` for one that is missing, binary or
-    not UTF-8 (`fixes`: what to do in each case)."""
+    """A markdown file's text; usage errors naming it `shown` if missing, binary or not UTF-8 (`fixes`: what to do)."""
     try:
         with open(path, "rb") as handle:
             raw = handle.read()
@@ -1947,8 +1927,7 @@ def page_published(metadata, fallback=None):
 
 
 def prepare_page(result, url, query, relevance, published=None):
-    """(header, body as UTF-8 bytes, title, words, flags) for a scraped page, or a PageFailure;
-    `published`: the day a search hit gave, used when the page's metadata has none."""
+    """(header, body bytes, title, words, flags) of a scraped page, or a PageFailure; `published`: the hit's day."""
     body, removed = sanitise(result.pop("markdown").encode("utf-8"))
     metadata = result["metadata"]
     words = count_words(body)
@@ -2014,10 +1993,8 @@ def check_typed_urls(args, cfg):
 
 
 def check_budget(events, limit, candidates, force, unsaved):
-    """(the --limit to use, (max_sources, names of the pages the run saved) or None without a run, a
-    notice when the limit was capped): a scrape saves at most what the latest run's budget has left;
-    once it is spent a usage error, unless --force goes past it or every candidate is saved already
-    (`unsaved`: how many are not), which is then reported as such."""
+    """(--limit to use, (max_sources, pages the run saved) or None, a notice if capped): a scrape saves at most what
+    the run's budget has left; spent, a usage error, unless --force or every candidate is saved (`unsaved`: not)."""
     facts = run_facts(events)
     if facts is None:
         return limit, None, None
@@ -2144,8 +2121,7 @@ def fetch_in_background(function, *args):
 
 
 def search_facts(events):
-    """url key -> {"query": the first query of the topic that found it, "published": the day a search
-    hit gave, "title": the first title one gave} (for picks that name no query, the header, retries)."""
+    """url key -> {"query", "published", "title"}: the first query, day and title the topic's searches gave it."""
     found = {}
     for event in events:
         if event.get("command") == "search":
@@ -2222,8 +2198,7 @@ class ScrapeBatch:
                 f"(pages already saved are skipped{lower})")
 
     def straggler_wait(self):
-        """Seconds left for higher-ranked pages still loading once the reserve could meet the budget;
-        None (wait for the next page) before that."""
+        """Seconds left for higher-ranked pages still loading once the reserve meets the budget; None before."""
         if self.limit is None or len(self.saved) + len(self.ready) < self.limit:
             return None
         if self.grace_until is None:   # at least STRAGGLER_GRACE, and as long as the box's usual pace allows
@@ -2290,8 +2265,7 @@ class ScrapeBatch:
         self.ready[pick] = (candidate, page)
 
     def commit(self, final=False):
-        """Save reserve pages in pick order while no higher-ranked page still loading may need the
-        place (`final`: whatever is loading is given up); left over at the end: not needed."""
+        """Save reserve pages in pick order while no higher-ranked page loading may need the place; `final`: the end."""
         for pick in sorted(self.ready):
             higher = sum(1 for p, _ in self.in_flight.values() if p < pick)
             if self.budget_met() or not (final or self.limit is None or len(self.saved) + higher < self.limit):
@@ -2302,8 +2276,7 @@ class ScrapeBatch:
                 self.leave(pick, self.ready.pop(pick)[0])
 
     def announce(self, final=False):
-        """Progress on a terminal: each saved page with its citation number, as the report gives it — once
-        no higher-ranked pick still loading or in reserve could take a lower number (`final`: none can)."""
+        """Progress on a terminal: each saved page with its number, once no higher-ranked pick can take a lower one."""
         if not sys.stderr.isatty():
             return
         open_picks = [] if final else [p for p, _ in self.in_flight.values()] + list(self.ready)
@@ -2549,8 +2522,7 @@ class RefreshBatch:
         in_flight[fetch_in_background(firecrawl_scrape, self.cfg, target[1], False)] = target
 
     def settle(self, target, future):
-        """Judge a fetched target: unchanged, changed from the version cited (saved as a new version unless an earlier
-        refresh saved it), moved, gone or failed; "again" for a first timeout or http error."""
+        """Judge a fetched target: unchanged, changed (saved unless saved before), moved, gone, failed, or "again"."""
         n, url, path, claim, cited = target
         try:
             result = future.result()
@@ -2659,8 +2631,7 @@ def refresh_detail(entry):
 
 
 def refresh_facts(events, synthesis):
-    """{"date", "synthesis", "pages", "cited", "changed", "gone", "moved", "failed" (their numbers), "quotes",
-    "numbers" (lost)} of the latest refresh of `synthesis`, the topic's latest (a file name, or None), or None."""
+    """{"date", "synthesis", "pages", "cited", outcome: [n…], "quotes", "numbers"} of `synthesis`'s last refresh."""
     last = next((e for e in reversed(events) if e.get("command") == "refresh"), None)
     if last is None or last.get("synthesis") != synthesis:
         return None
@@ -2690,8 +2661,7 @@ def render_refreshed(facts):
 
 
 def cmd_doctor(args, cfg):
-    """Every check at once, each probe of the box one attempt that waits DOCTOR_WAIT seconds (or
-    WEB_TIMEOUT) to connect and to hear back: a box that hangs is reported in seconds."""
+    """Every check at once, each probe one attempt of DOCTOR_WAIT seconds (or WEB_TIMEOUT): a hung box shows at once."""
     from concurrent.futures import ThreadPoolExecutor
     config = config_facts(cfg)
     cfg.retries = 0   # a check is a check: one attempt each, so a dead box is reported at once
@@ -2775,8 +2745,7 @@ def doctor_searxng(cfg):
 
 
 def doctor_firecrawl(cfg, url):
-    """A real test scrape: a dead queue worker shows as a timeout; SCRAPE_ALL_ENGINES_FAILED is
-    Firecrawl's own verdict on the URL (most often: the box cannot reach the internet)."""
+    """A real test scrape: a dead queue worker shows as a timeout, a box off the internet as SCRAPE_ALL_ENGINES_*."""
     try:
         page = firecrawl_scrape(cfg, url, False)
         body = page["markdown"].encode("utf-8")
@@ -2902,8 +2871,7 @@ GENERATED_ENDINGS = tuple(GENERATED_KINDS)   # what /research writes beside the 
 
 
 def existing_topic(cfg, topic):
-    """A TopicStore for a topic that exists; a usage error (creating nothing) for one that does not:
-    only init starts a topic, so a typo never makes a second one."""
+    """A TopicStore for an existing topic; a usage error, creating nothing, for another: only init starts a topic."""
     topic_dir, _ = topic_dirs(cfg, topic, create=False)
     if not os.path.isdir(topic_dir):
         import difflib
@@ -3290,9 +3258,8 @@ PROSE_WORDS = 8           # a line with this many words outside links is running
 
 
 def page_headings(lines, first=0):
-    """[(line, level, text)] of the ATX and setext headings in `lines` from index `first` on, outside
-    code fences and un-fenced code; a setext heading starts at the first line of the paragraph it
-    underlines, which may end in a link, then a blank line (Firecrawl breaks the line after every link)."""
+    """[(line, level, text)] of the ATX and setext headings from index `first`, outside code fences and un-fenced code;
+    a setext heading starts at its paragraph, which may end in a link and a blank line (Firecrawl's)."""
     lines = [HARD_BREAK.sub(r"\1", line) for line in lines]
     headings, fence, paragraph, code, indent = [], None, None, False, 0   # code: inside un-fenced code
     i = first
@@ -3403,16 +3370,14 @@ def underline_after_blank(lines, i):
 
 
 def item_indent(line, indent):
-    """The column where the content of the list item `line` is in starts (0 outside lists), given the one
-    of the line before: after the markers of a new item, at a line's own indent left of the item's."""
+    """The column where list item `line`'s content starts (0 outside lists), given the line before's."""
     item, lead = LIST_ITEM.match(line), len(line) - len(line.lstrip())
     return item.end() if item else lead if line.strip() and lead < indent else indent
 
 
 def atx_is_heading(lines, i, atx, code):
-    """Whether ATX line i is a heading, not a comment in un-fenced code: a lone `#` never is, nor a line
-    next to one with as many `#`s (a run of comments); inside code, only one with blank lines around it
-    that holds links or code spans, or whose next text (past more such lines) is prose or markup."""
+    """Whether ATX line i is a heading, not a comment in un-fenced code: never a lone `#` nor one beside as many `#`s;
+    in code, only with blank lines around and links or code spans in it, or prose or markup after it."""
     marks, text = atx.group(1, 2)
     if marks == "#" and not text:
         return False
@@ -3447,9 +3412,8 @@ def text_words(line):
 
 
 def line_kinds(lines, first):
-    """Each line from `first` on as "prose" (running text), "links" (a line of links or images and a word
-    at most besides: navigation), "text" (a few words, with links or not: an index's entry; a table's row
-    with a link or a word: a reference's member) or "" (blank, a word, markup)."""
+    """Each line from `first` as "prose", "links" (links and a word at most: navigation), "text" (a few words: an
+    index's entry, a table row with a link or word) or "" (blank, a word, markup)."""
     kinds = []
     for line in lines[first:]:
         words, link = text_words(line), HEADING_LINK.search(line)
@@ -3465,10 +3429,8 @@ def navigation(kinds, first, start, end):
 
 
 def main_text(lines, first, headings):
-    """(start, end) 1-based lines of the page's running text: headings cut the page into parts; the
-    parts of links before the first prose and after the last (menus, tables of contents, footers) are
-    left out, but sections of code or tables next to the prose and the page's title above it are in.
-    From the title or the first prose when every part is links, the top when there is neither."""
+    """(start, end) 1-based lines of the page's running text: of the parts headings cut, those of links before the first
+    prose and after the last are left out; code or tables next to the prose and the title above it are kept."""
     kinds = line_kinds(lines, first)
     cuts = sorted({first + 1} | {h[0] for h in headings} | {len(lines) + 1})
     parts = [(a, b - 1) for a, b in zip(cuts, cuts[1:])]
@@ -3502,16 +3464,14 @@ def section_of_text(kinds, first, start, end, opening):
 
 
 def page_title(headings):
-    """Line of the page's title: its first level-1 heading, else its one heading of the top level (a
-    DocBook section's h2); None without one."""
+    """Line of the page's title: its first h1, else its one heading of the top level (a DocBook section's h2)."""
     level = min((h[1] for h in headings), default=0)
     top = [h[0] for h in headings if h[1] == level]
     return top[0] if top and (level == 1 or len(top) == 1) else None
 
 
 def outline_facts(text):
-    """{"lines", "words", "header" (last header line, 0 without one), "main" [start, end], "headings":
-    [[line, end, level, words, text]]} of a saved page or a corpus file (text_facts, and its main text)."""
+    """{"lines", "words", "header", "main" [start, end], "headings" [[line, end, level, words, text]]} of a file."""
     facts = text_facts(text)
     found = [(line, level, title) for line, _, level, _, title in facts["headings"]]
     return dict(facts, words=sum(facts["words"][facts["header"]:]),
@@ -3774,9 +3734,8 @@ def reader_flags(events):
 
 
 def save_note(page, note, session, part=None, parts=None):
-    """Check a reader's note against its page (or a corpus file's part) and save it under web/notes/; the ledger
-    records it, with the lines the reader reported as instructions. Returns (the note's path, its passages, the
-    passages that are not verbatim at their lines, those lines or None)."""
+    """Check a reader's note against its page (or a corpus part), save it in web/notes/, log it with the lines reported
+    as instructions: (the note's path, its passages, those not verbatim at their lines, those lines or None)."""
     corpus = parts is not None
     web_dir = os.path.join(os.path.dirname(page), "web") if corpus else os.path.dirname(page)
     events = read_ledger(os.path.join(web_dir, "_ledger.jsonl"))
@@ -3845,8 +3804,7 @@ TOKENS_PER_WORD = 1.3                           # a reading estimate: prose runs
 
 
 def round_share(options, saved_before, round_no):
-    """The pages round `round_no` may save: all of max_sources without --deep; with --deep round 1
-    takes half (rounded up) and each later round an even share of what is left."""
+    """Pages round `round_no` may save: all without --deep; with it round 1 half (up), later ones a fair share."""
     total, max_rounds = options.get("max_sources") or 0, options.get("max_rounds") or 1
     left = total - saved_before
     if left <= 0 or round_no > max_rounds:
@@ -3922,9 +3880,8 @@ def reused_pages(mine, current):
 
 
 def retry_picks(scrapes, found=None):
-    """{url key: [url, kind, title]} of the picks a later round may take again: unused when --limit was met, not
-    reached by an interrupted scrape, or failed once so far by a timeout or an http error (retried once, never
-    twice); the title is the search hit's (`found`: search_facts), else None."""
+    """{url key: [url, kind, title]} of the picks a later round may take again: unused, cut by an interrupt, or failed
+    once by a timeout or http error (never twice); the title from `found` (search_facts), else the event's."""
     latest, failures = {}, {}
     for event in scrapes:
         key = url_key(event.get("url") or "")
@@ -4086,9 +4043,8 @@ MANIFEST_END = "<!-- web.py:end -->"
 
 
 def source_numbers(events, web_dir, names=None):
-    """Stable citation numbers of page files: scrape calls in ledger order, pages in pick order within
-    a call (a page keeps the number it got first, and all its versions share it); then pages the ledger
-    does not know (`names`: the page files, when not read from `web_dir`)."""
+    """Stable citation numbers of page files: scrape calls in ledger order, pick order within one; a page keeps its
+    first number, shared by its versions; then pages the ledger does not know (`names`, else web_dir's files)."""
     batches, saved = {}, []
     for event in events:
         if event.get("command") != "scrape":
@@ -4120,10 +4076,8 @@ def synthesis_files(topic_dir, events):
 
 
 def synthesis_status(topic_dir, events, files=None):
-    """[{"file", "goal", "run", "index", "date", "status", "errors", "checked", "audit"}] of `files` (synthesis_files,
-    default all): the run that wrote it, the day it started (else the file's), its latest cite-check result,
-    whether the file changed since (status: passed, failing, changed, unchecked), its latest citation audit
-    ({"problems", "current": the file is still the one audited}) when there is one."""
+    """[{"file", "goal", "run", "index", "date", "status", "errors", "checked", "audit"}] of `files` (default: all): the
+    latest cite-check, whether the file changed since (status: passed, failing, changed, unchecked), the audit."""
     import datetime
     checks = {e.get("file"): e for e in events if e.get("command") == "cite-check"}
     found = []
@@ -4259,9 +4213,8 @@ def manifest_facts(store):
 
 
 def saved_rows(store, numbers, flagged=None, gone=None):
-    """[{"n", "name", "url", "title", "words", "flags", "note", "instructions", "gone"}] of the pages on disk
-    (current versions), by number; note: short (read whole), done (a page-reader's note exists) or needed;
-    `flagged` (reader_flags): reader-instructions and the lines; `gone` (gone_pages): the day it was found gone."""
+    """[{"n", "name", "url", "title", "words", "flags", "note", "instructions", "gone"}] of the current pages by number;
+    `flagged` (reader_flags) adds reader-instructions and its lines, `gone` (gone_pages) the day."""
     rows, noted = [], set(page_files(os.path.join(store.web_dir, NOTES_DIR)))
     for path in store.current.values():
         name, facts = os.path.basename(path), store.pages()[os.path.basename(path)]
@@ -4280,8 +4233,7 @@ def shown_flags(page):
 
 
 def candidate_rows(queries, latest, picked, by_key, round_label, retry):
-    """One row a URL these `queries` found or a scrape tried (`picked`: keys of `latest`, each URL's latest scrape):
-    where it was first found and what became of it."""
+    """A row a URL the `queries` found or a scrape tried (`picked`): where it was found first, what became of it."""
     rows = {}
     for event in queries:
         for hit in event.get("results") or []:
@@ -4489,8 +4441,7 @@ def cmd_manifest(args, cfg):
 
 
 def write_manifest(store, block):
-    """Replace the generated block of md/T/web/_manifest.md under the topic lock, keeping every byte
-    a person wrote outside the markers."""
+    """Replace _manifest.md's generated block under the topic lock; every byte a person wrote outside it stays."""
     path = os.path.join(store.web_dir, "_manifest.md")
     with store.lock():
         try:
@@ -4508,8 +4459,7 @@ def write_manifest(store, block):
 
 
 def refresh_manifest(topic_dir):
-    """Rewrite the generated block of a topic's manifest, when it has one (after cite-check records a
-    result, so that its Synthesis section is current); a folder outside the md root is left alone."""
+    """Rewrite a topic's manifest block, if it has one, once cite-check records (its Syntheses stay current)."""
     if not os.path.isfile(os.path.join(topic_dir, "web", "_manifest.md")):
         return
     cfg = Config(os.environ, box=False)
@@ -4624,10 +4574,8 @@ def outline(text):
 
 
 def blocks_of(text):
-    """(blocks, title lines) of a synthesis. Code (fenced or indented), thematic breaks and the title
-    block (the `#` title and the `> field: …` lines under it, with the `>` lines right after them) are
-    not blocks; headings (# and underlined)
-    are, for their quotes and links, and so are the Sources list's, for their links (Block.prose is False)."""
+    """(blocks, title lines) of a synthesis: code, thematic breaks and the title block are no blocks; headings are, for
+    their quotes and links, and so are the Sources list's (Block.prose is False)."""
     lines = text.splitlines() + [""]
     reading, title, section, fence, in_title, skip = Reading(), [], None, None, True, False
     for lineno, line in enumerate(lines[:-1], 1):
@@ -4689,9 +4637,7 @@ def _heading(reading, line, after):
 
 
 def _add_line(reading, section, lineno, line):
-    """Add one prose line: a table row, thematic break, footnote or link definition, list item,
-    the next line of a block, a block quote, an attribution line under one, a block nested in the
-    open list item, or a paragraph."""
+    """Add a prose line: a row, break, footnote, definition, item, continued block, quote, attribution or paragraph."""
     stripped, indent = line.strip(), len(line) - len(line.lstrip())
     nested = reading.unit is not None and indent > reading.unit.indent
     note, definition, marker = FOOTNOTE_DEF.match(line), LINK_DEF.match(line), LIST_MARKER.match(line)
@@ -4802,9 +4748,8 @@ def scan_quotes(text):
 
 
 def _quote_end(text, at):
-    """Where a quotation opened at `at` closes, or None. A ‘ or ' opens only after a space or an
-    opening mark (a ' only before a letter), and a ’, ‘ or ' with a letter right after it is an
-    apostrophe (don’t, rock 'n' roll's), not a closing mark."""
+    """Where a quotation opened at `at` closes, or None. A ‘ or ' opens only after a space or opening mark (a ' before a
+    letter); a ’, ‘ or ' with a letter after it is an apostrophe (don’t, rock 'n' roll's)."""
     closers, mark = QUOTE_MARKS.get(text[at]), text[at]
     if not closers or (mark in "‘'" and at and not (text[at - 1].isspace() or text[at - 1] in OPENING_PUNCTUATION)) \
             or (mark == "'" and not text[at + 1:at + 2].isalpha()):
@@ -4823,9 +4768,8 @@ def _abbreviation(text, dot):
 
 
 def sentence_spans(text, quotes, cites=()):
-    """(start, end) of each sentence: never cut inside a quote or after an abbreviation. `cites`,
-    the (start, end) of the citation links, decides where citations after a sentence end go
-    (_sentence_close); a full stop right before a citation (`end.[1](a.md)`) ends a sentence too."""
+    """(start, end) of each sentence, never cut inside a quote or after an abbreviation; `cites` (the citations' spans)
+    go with the sentence before (_sentence_close); a full stop before a citation (`end.[1](a.md)`) ends one too."""
     spans, start = [], 0
     for match in SENTENCE_END.finditer(text):
         glued = not text[match.end() - 1].isspace() and text[match.start()] in ".!?"
@@ -4885,8 +4829,7 @@ class Link:
 
 
 def block_links(block, targets):
-    """The citation links of a block, in order: inline `[n](target)`, and reference-style `[n][ref]`,
-    `[n][]` or `[n]` where `targets` ({label key: target}) defines the reference."""
+    """The citation links of a block in order: `[n](target)`, and `[n][ref]`, `[n][]` or `[n]` defined in `targets`."""
     links = [Link(block, m.start(), m.end(), m.group(1), m.group(2)) for m in CITATION.finditer(block.masked)]
     for match in REFERENCE.finditer(block.masked):
         key = label_key(match.group(2) or match.group(1))
@@ -4913,8 +4856,7 @@ def sentences_of(blocks):
 
 
 def sentence_parts(block):
-    """(start, end, quotes, strays) of each sentence of a block; each cell of a table row is read
-    apart, each paragraph of a block quote is one quotation (quote_parts)."""
+    """(start, end, quotes, strays) of each sentence of a block: a table's cells apart, a block quote by quote_parts."""
     if block.kind == "quote":
         return quote_parts(block)
     cells = [(0, len(block.masked))]
@@ -4934,9 +4876,8 @@ def sentence_parts(block):
 
 
 def quote_parts(block):
-    """(start, end, quotes, strays) of a block quote: each paragraph (a run of lines at one `>`
-    level) is a sentence quoting itself whole, but for its citations; an attribution line under it
-    (— Author [2](web/b.md)) ends that sentence."""
+    """(start, end, quotes, strays) of a block quote: a paragraph (lines at one `>` level) is a sentence quoting itself
+    whole, but its citations; an attribution line under it (— Author [2](web/b.md)) ends that sentence."""
     parts, lines, at, level, open_run = [], block.masked.split("\n"), 0, None, False
     for line, depth in zip(lines, block.depths):
         stop, depth = at + len(line), level if depth is None else depth   # a lazy line keeps its level
@@ -4958,8 +4899,7 @@ def quote_parts(block):
 
 
 def block_quote_passage(block, start, end):
-    """The words a block quote's paragraph quotes: without its citations, footnote references,
-    list marks and the quotation marks around it."""
+    """The words a block quote's paragraph quotes: no citations, footnote references, list or quotation marks."""
     links = [(l.start - start, l.end - start) for l in block.links if start <= l.start < end]
     text = blank(block.text[start:end], links)
     text = re.sub(r"(?m)^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+", "", FOOTNOTE_REF.sub(" ", uncommented(text)))
@@ -4987,8 +4927,7 @@ class SourceLookup:
         self._labels, self._unglued, self._pages = None, {}, None
 
     def resolve(self, target):
-        """(path relative to the topic, problem): a readable page, a broken citation, or (None, None)
-        for an external link or an anchor, which cite nothing."""
+        """(rel, problem): a page, a broken citation, or (None, None) for a link or an anchor that cites nothing."""
         from urllib.parse import unquote
         if re.match(r"[a-z][a-z0-9+.-]*:", target, re.I) or target.startswith("#"):
             return None, None
@@ -5013,8 +4952,7 @@ class SourceLookup:
         return (rel, None) if rel.endswith(".md") else (None, None)
 
     def body(self, rel):
-        """The cited text, read through PDF debris (read_text): a saved page's body below its header, or a
-        corpus file whole."""
+        """The cited text through PDF debris (read_text): a page's body below its header, or a corpus file."""
         if rel not in self._cache:
             if self.files is not None:
                 content = self.files[rel]
@@ -5151,8 +5089,7 @@ def html_unescape(text):
 
 
 def quote_found(quote, folded_source, fold=None):
-    """True when the quote (with … or [...] marking omissions) occurs in order in the source, both
-    folded by `fold` (default fold_text)."""
+    """True when the quote (… or [...] for omissions) is in the source in order, both folded by `fold` (fold_text)."""
     position = 0
     for part in re.split(r"\[?(?:…|\.\.\.)\]?", quote):
         part = (fold or fold_text)(part).strip(" .,;:")
@@ -5183,8 +5120,7 @@ def canonical(number):
 
 
 def number_values(token):
-    """The values a written number can mean: 1,234 is 1234 or 1.234; 3,5 is 3.5; 1 234 (thin space)
-    and 1'234 are 1234; something like 1.2.3 is itself and its parts. Preferred reading first."""
+    """The values a written number can mean, preferred first: 1,234 is 1234 or 1.234; 3,5 is 3.5; 1.2.3 and parts."""
     parts, seps = GROUP_SEPARATOR.split(token), GROUP_SEPARATOR.findall(token)
     if not seps:
         return [canonical(token)]
@@ -5252,8 +5188,7 @@ def evaluate(expression):
 
 
 def derivation_holds(written, percent, result):
-    """True when the written number is the result, to the precision it is written with (a % may
-    be written for a fraction: 12% (= 6 / 50))."""
+    """True when the written number is the result to its written precision (a % for a fraction: 12% (= 6 / 50))."""
     value = number_values(written)[0]
     decimals = len(GROUP_SEPARATOR.split(written)[-1]) if "." in value else 0   # as written: 1.30 has two
     # half a unit of the last digit written, and the float error of a few operations (never a real digit)
@@ -5262,8 +5197,7 @@ def derivation_holds(written, percent, result):
 
 
 def shown_result(written, percent, result):
-    """What a derivation computes, as its number is written: a percentage as one (26.5%), to one
-    decimal more than the number has."""
+    """What a derivation computes, as its number is written: a percentage as one, to one decimal more than it has."""
     if not percent:
         return f"{result:g}"
     value = number_values(written)[0]
@@ -5273,9 +5207,8 @@ def shown_result(written, percent, result):
 
 
 def stated_numbers(text):
-    """([(written, sign, derived (percent, expression, as written) or None)], [ISO dates], orphan (= …)
-    count) of a sentence, its citations, URLs and quotations already blanked out; full-width digits read
-    as ASCII. An expression is read with its ISO dates blanked (a date is no arithmetic), shown as written."""
+    """([(written, sign, (percent, expression, as written) or None)], [ISO dates], orphan (= …) count) of a blanked
+    sentence; full-width digits read as ASCII; an expression read with its dates blanked (a date is no arithmetic)."""
     written = text = text.translate(FULL_WIDTH_DIGITS)
     dates = ISO_DATE.findall(text)
     text = ISO_DATE.sub(lambda m: " " * len(m.group(0)), text)
@@ -5501,9 +5434,7 @@ def written_label(sentence, rel):
 
 
 def partly_cited(verdicts):
-    """[(sentence, passage, holders, lacking)] for each verified quote whose sentence cites, itself,
-    pages that lack it and that its clauses do not explain (unplaced; a paragraph's pages, cited
-    for the paragraph, are not asked)."""
+    """[(sentence, passage, holders, lacking)] of verified quotes whose sentence cites pages lacking them (unplaced)."""
     found = []
     for s, p, verdict, holders in verdicts:
         if verdict == "verified" and not s.fallback and len(holders) < len(s.cites):
@@ -5514,9 +5445,8 @@ def partly_cited(verdicts):
 
 
 def unplaced(sentence, passage, holders):
-    """The pages a sentence cites that lack its verified quote and that its clauses (clauses()) do
-    not explain. A page is explained when it is not cited in the quote's own clause — every page
-    of which holds the quote — but in another clause with words of its own (another quote counts)."""
+    """The pages a sentence cites that lack its verified quote, unexplained: a page is explained when cited not in the
+    quote's clause (every page of which holds it) but in another clause with words of its own."""
     parts = clauses(sentence)
     if not parts:   # one clause: each page it cites should hold the quote
         return [rel for rel in sentence.cites if rel not in holders]
@@ -5539,8 +5469,7 @@ def partly_cited_warnings(partly):
 
 
 def number_checks(sentences, lookup, answer):
-    """(problems, counts) for the numbers of cited sentences: in the answer and the findings a
-    number no cited page holds is an error, elsewhere a warning; (= …) arithmetic must hold."""
+    """(problems, counts) of cited sentences' numbers: errors in the answer and findings, else warnings; (= …) holds."""
     problems, counts = [], {"verified": 0, "derived": 0, "not_found": 0}
     run_days = {str(e.get("time", ""))[:10] for e in lookup.events if e.get("command") in ("init", "refresh")}
     for sentence in sentences:
@@ -5587,9 +5516,8 @@ def finding_section(name):
 
 
 def citation_rule_problems(blocks, answer, notes, excused=frozenset()):
-    """Every paragraph and list item of the answer and every finding — with what is nested in it —
-    cites a saved page, itself or through a footnote; a Findings list exists. A table's header row
-    is not asked, nor the units in `excused` (ids: their uncited quote is their error)."""
+    """Each paragraph and item of the answer and each finding (with what is nested) cites a saved page, itself or
+    by a footnote; a Findings list exists. Header rows and the `excused` units (their quote's error) are not asked."""
     cited = {}
     for block in blocks:
         here = any(l.rel or l.problem for l in block.links) or \
@@ -5641,8 +5569,7 @@ def bare_name(name):
 
 
 def speakers(sentence):
-    """Names a sentence credits with its quotation ("X said", "according to X", "…, X wrote", a block
-    quote's "— X"), without titles and roles. `<claim>: "…"` introduces a passage, not a speaker."""
+    """Names a sentence credits with its quotation (X said, according to X, — X), without titles; `claim: "…"` none."""
     masked = blank(sentence.text, [(s - sentence.start + 1, e - sentence.start - 1) for s, e, _ in sentence.quotes] +
                    [(l.start - sentence.start, l.end - sentence.start) for l in sentence.links])
     names = []
@@ -5726,9 +5653,8 @@ def gone_warnings(links, lookup):
 
 
 def injected_warnings(sentences, verdicts, lookup, answer):
-    """A quote found in lines its page's reader reported as instructions, or a finding or answer sentence
-    resting on them (they hold half its words, and more of them than the rest of the page does): the
-    evidence is the page's injected text."""
+    """A quote from lines its page's reader reported as instructions, or a finding or answer sentence resting on them
+    (half its words there, and more than in the rest of the page)."""
     warnings, quoted = [], set()
     for sentence, passage, verdict, holders in verdicts:
         for rel in holders if verdict == "verified" else ():
@@ -5815,8 +5741,7 @@ def corpus_changed(name, lookup, cited):
 
 
 def never_cited(lookup, run, links):
-    """Pages the run saved that no citation names — nor a broken one is meant for (its error says which); a
-    page saved in several versions is one source, named by its newest."""
+    """Pages the run saved that no citation names or a broken one means; a page's versions: one source, its newest."""
     cited = {page_base(rel) for rel in (l.rel or l.meant for l in links) if rel}
     newest = {page_base(rel): lookup.newer_version(rel) or rel for rel in lookup.run_pages(run, saved=True)}
     return [(0, "never-cited", f"saved source {rel} is never cited") for base, rel in newest.items() if base not in cited]
@@ -5910,8 +5835,7 @@ def word_key(token):
 
 
 def content_words(text):
-    """The words that carry a sentence's meaning: numbers, CJK characters (not the ideographic space or
-    punctuation, U+3000–303F), other words of 3+ letters that are not stop words; as word keys."""
+    """A sentence's meaning words as word keys: numbers, CJK characters (not U+3000–303F), 3+ letters not stop words."""
     words = set()
     for token in TOKEN.findall(text.casefold()):
         if token.isdigit() or "\u3040" <= token[0] <= "\u9fff" or (len(token) >= 3 and token not in STOPWORDS):
@@ -5934,8 +5858,8 @@ def page_tokens(body):
 
 
 def passage_in(words, plain, tokens):
-    """(share of `words` found, passage) of a page (page_tokens): the window of EVIDENCE_WINDOW page words holding
-    most of them, widened to whole sentences within its paragraph."""
+    """(share of `words` found, passage) of a page (page_tokens): the EVIDENCE_WINDOW words holding most, widened
+    to whole sentences within its paragraph."""
     counts, inside, best, best_end = {}, 0, 0, 0
     for i, (_, _, key) in enumerate(tokens):
         if key in words:
@@ -5972,9 +5896,8 @@ def support(sentence, lookup):
 
 
 def clauses(sentence):
-    """[(start, end, pages)] of the parts of a sentence that cite for themselves: cut at `;` (not
-    one inside a quote or a link) and after each run of citations; a part citing nothing joins the next
-    (the last, the one before)."""
+    """[(start, end, pages)] of a sentence's parts that cite for themselves: cut at `;` (outside quotes and links) and
+    after each run of citations; a part citing nothing joins the next (the last, the one before)."""
     text, at, links = sentence.text, sentence.start, sentence.links
     kept = [(s, e) for s, e, _ in sentence.quotes] + [(link.start, link.end) for link in links]
     cuts = {m.end() for m in re.finditer(";", text) if not any(s - at <= m.start() < e - at for s, e in kept)} | {
@@ -6403,8 +6326,7 @@ def kept_file_problem(path, name, web_dir, events):
 
 
 def notes_problem(path, payload, events):
-    """Why a Write or Edit of _notes.md would change what earlier runs wrote there, or None: the text
-    before this run's `## Run <id>` section (all of it, before that section exists) stays."""
+    """Why a Write or Edit of _notes.md would change earlier runs' notes (all before `## Run <id>`), or None."""
     tool_input = tool_input_of(payload)
     with open(path, encoding="utf-8", errors="replace") as handle:
         old = handle.read()
@@ -6513,9 +6435,8 @@ def stop_decision(path, mine, session):
 
 
 def run_hook(event):
-    """`web.py hook pre|post|stop` for Claude Code: prints a decision or nothing, always exits 0.
-    Any trouble is one line on stderr — the gate must never break a session, nor fail in silence.
-    With WEB_GATE=off nothing is checked or refused; a page-reader's note is still saved."""
+    """`web.py hook pre|post|stop`: prints a decision or nothing, exits 0; trouble is a line on stderr, never a broken
+    session. With WEB_GATE=off nothing is checked or refused; a reader's note is still saved."""
     import json
     try:
         payload = json.loads(sys.stdin.buffer.read().decode("utf-8"))
@@ -6703,8 +6624,7 @@ def auditor_launch(tool_input, cwd, cfg):
 
 
 def auditor_done(payload, cfg):
-    """PostToolUse after the citation-auditor: write its answer (merged with its content's other slices) beside the
-    synthesis, and record it in the ledger with the synthesis's sha256, its slice and its number of problems."""
+    """PostToolUse after an auditor: its answer beside the synthesis (slices merged), logged with its problems."""
     import hashlib
     tool_input, answer = tool_input_of(payload), agent_answer(payload)
     path = prompt_synthesis(tool_input.get("prompt"), str(payload.get("cwd") or os.getcwd()), cfg)
@@ -6774,8 +6694,7 @@ BIBTEX_ESCAPES = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "&": r"\&",
 
 
 def export_key(topic, number):
-    """A stable, unique citation key: the topic in ASCII and the page's number (demo-3), with a short hash of the
-    topic's name when that is not its ASCII form (web-78916a-1 for 해양): no two topics' keys clash."""
+    """A stable citation key, unique across topics: demo-3, or with a hash of a non-ASCII topic (web-78916a-1)."""
     import hashlib
     stem = re.sub(r"[^a-z0-9]+", "-", topic.lower()).strip("-") or "web"
     return f"{stem}-{number}" if stem == topic else f"{stem}-{hashlib.sha256(topic.encode()).hexdigest()[:6]}-{number}"
@@ -6802,8 +6721,7 @@ def export_entries(store, cited_in=None):
 
 
 def export_title(title, site):
-    """A title without the site name it ends in: `Title | Journal`, site `Journal` → `Title` (also
-    after -, –, — or ·; the site compared case-insensitively)."""
+    """A title without the site name it ends in: `Title | Journal` → `Title` (after | - – — ·, in any case)."""
     for separator in (" | ", " - ", " – ", " — ", " · "):
         head, found, tail = (title or "").rpartition(separator)
         if found and head.strip() and site and tail.strip().casefold() == site.strip().casefold():
