@@ -1711,9 +1711,14 @@ def progress(text):
         write_out(f"{text}\n", sys.stderr)
 
 
-def emit_json(obj):
+def json_text(obj):
+    """One compact JSON object on a line: what --json prints."""
     import json
-    write_out(json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n")
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+def emit_json(obj):
+    write_out(json_text(obj))
 
 
 def elapsed_ms(started):
@@ -1977,10 +1982,7 @@ def cmd_scrape(args, cfg):
     if capped:
         report["limit"] = limit
     report["elapsed_ms"] = elapsed_ms(started)
-    if args.json:
-        emit_json(report)
-    else:
-        write_out(render_scrape(report, limit))
+    write_out(json_text(report) if args.json else render_scrape(report, limit))
     return code
 
 
@@ -2085,10 +2087,8 @@ def scrape_to_file(args, cfg, candidate, path):
     except OSError as err:
         raise writable_error(path, err)
     entry = saved_entry(candidate["url"], path, title, words, flags, char_count(body))
-    if args.json:
-        emit_json(scrape_report(EXIT_OK, saved=[entry], elapsed_ms=elapsed_ms(started)))
-    else:
-        write_out(render_scrape(scrape_report(EXIT_OK, saved=[entry])))
+    report = scrape_report(EXIT_OK, saved=[entry], elapsed_ms=elapsed_ms(started))
+    write_out(json_text(report) if args.json else render_scrape(report))
     return EXIT_OK
 
 
@@ -2435,10 +2435,7 @@ def cmd_refresh(args, cfg):
     batch = RefreshBatch(args, cfg, store, synthesis, current_run(events)[0])
     report, code = batch.run(targets)
     report["elapsed_ms"] = elapsed_ms(started)
-    if args.json:
-        emit_json(report)
-    else:
-        write_out(render_refresh(report))
+    write_out(json_text(report) if args.json else render_refresh(report))
     return code
 
 
@@ -2811,10 +2808,7 @@ def cmd_init(args, cfg):
     record_corpus(store.topic_dir, store.events())   # labels are given once, for the topic's life
     if args.with_corpus:
         answer["corpus"] = corpus_facts(store, store.events())
-    if args.json:
-        emit_json(answer)
-    else:
-        write_out(render_init(answer))
+    write_out(json_text(answer) if args.json else render_init(answer))
     return EXIT_OK
 
 
@@ -3172,10 +3166,7 @@ def cmd_find(args, cfg):
     hits = find_hits(store, index, [(row, q) for row, (_, q) in best], terms, len(queries) > 1)
     answer = {"schema": SCHEMAS["find"], "ok": True, "queries": {str(n): q for n, q in enumerate(queries, 1)},
               "hits": hits, "elapsed_ms": elapsed_ms(started)}
-    if args.json:
-        emit_json(answer)
-    else:
-        write_out(render_find(answer, len(files)))
+    write_out(json_text(answer) if args.json else render_find(answer, len(files)))
     return EXIT_OK
 
 
@@ -3553,11 +3544,9 @@ def page_outline(path):
 def cmd_outline(args, cfg):
     facts = page_outline(args.page)
     shown = display_path(args.page)
-    if args.json:
-        emit_json(dict({"schema": SCHEMAS["outline"], "ok": True, "path": shown},
-                       **{k: v for k, v in facts.items() if k != "chars"}))
-    else:
-        write_out(render_outline(shown, facts))
+    answer = dict({"schema": SCHEMAS["outline"], "ok": True, "path": shown}, **facts)
+    del answer["chars"]
+    write_out(json_text(answer) if args.json else render_outline(shown, facts))
     return EXIT_OK
 
 
@@ -4029,10 +4018,7 @@ def render_past_budget(saved, answer):
 
 def cmd_status(args, cfg):
     answer = status_facts(existing_topic(cfg, args.topic))
-    if args.json:
-        emit_json(answer)
-    else:
-        write_out(render_status(answer, args.topic))
+    write_out(json_text(answer) if args.json else render_status(answer, args.topic))
     return EXIT_OK
 
 
@@ -4433,10 +4419,8 @@ def cmd_manifest(args, cfg):
     run = facts["run"] or {}   # gathering ended here: status reads it from the ledger
     store.append([ledger_event(run.get("run"), "manifest", run.get("round"))])
     answer = checkpoint(store, facts)
-    if args.json:
-        emit_json(answer)
-    else:
-        write_out(render_checkpoint(args.topic, answer, facts, os.path.join(store.web_dir, "_notes.md")))
+    notes = os.path.join(store.web_dir, "_notes.md")
+    write_out(json_text(answer) if args.json else render_checkpoint(args.topic, answer, facts, notes))
     return EXIT_OK
 
 
@@ -7038,10 +7022,7 @@ def main(argv=None):
             emit_json({"schema": SCHEMAS.get(command), "ok": False, "errors": errors})
         return err.code
     except Interrupted as stop:
-        if wants_json:
-            emit_json(stop.report)
-        else:
-            write_out(stop.text)
+        write_out(json_text(stop.report) if wants_json else stop.text)
         say_error(stop.message)
         return EXIT_INTERRUPTED   # pages still loading are on daemon threads: nothing waits for them
     except KeyboardInterrupt:
