@@ -1429,6 +1429,14 @@ def atomic_write(path, *chunks):
         raise
 
 
+def write_file(path, *chunks):
+    """atomic_write, its OSError as the storage Failure the user sees (writable_error)."""
+    try:
+        atomic_write(path, *chunks)
+    except OSError as err:
+        raise writable_error(path, err)
+
+
 def page_files(web_dir):
     try:
         names = os.listdir(web_dir)
@@ -2082,10 +2090,7 @@ def scrape_to_file(args, cfg, candidate, path):
     except (PageFailure, Failure) as err:
         return single_failure(args, candidate, err, started)
     chunks, _, _ = encode_page(header, body)
-    try:
-        atomic_write(path, *chunks)
-    except OSError as err:
-        raise writable_error(path, err)
+    write_file(path, *chunks)
     entry = saved_entry(candidate["url"], path, title, words, flags, char_count(body))
     report = scrape_report(EXIT_OK, saved=[entry], elapsed_ms=elapsed_ms(started))
     write_out(json_text(report) if args.json else render_scrape(report))
@@ -3740,10 +3745,7 @@ def save_note(page, note, session, part=None, parts=None):
     body = render_note(display_path(page) + (f" lines {part[0]}–{part[1]}" if corpus and len(parts) > 1 else ""),
                        number, split_saved(text)[0].get("title"), len(lines), note, problems, passages,
                        f"{now_utc():%Y-%m-%d}")
-    try:
-        atomic_write(path, body.encode("utf-8"))
-    except OSError as err:
-        raise writable_error(path, err)
+    write_file(path, body.encode("utf-8"))
     seen = note_instructions(note)
     where = {"corpus": name, "part": part} if corpus else {"page": name}
     append_events(web_dir, [ledger_event(current_run(events)[0], "note", None, **where, n=number,
@@ -4436,10 +4438,7 @@ def write_manifest(store, block):
         except (OSError, UnicodeDecodeError) as err:   # kept: it may hold a person's edits outside the markers
             raise usage_error(f"cannot read {display_path(path)} ({getattr(err, 'strerror', None) or err})",
                               "save it as UTF-8 text, or move it away and run manifest again")
-        try:
-            atomic_write(path, merge_manifest(existing, block).encode("utf-8"))
-        except OSError as err:
-            raise writable_error(path, err)
+        write_file(path, merge_manifest(existing, block).encode("utf-8"))
 
 
 def refresh_manifest(topic_dir):
@@ -6053,10 +6052,7 @@ def write_table(path, result, ranked, found, sha):
     sha = sha or file_sha256(path)
     stem = os.path.basename(path)[:-len("-synthesis.md")]
     table = os.path.join(os.path.dirname(os.path.abspath(path)), f"{stem}-evidence.md")
-    try:
-        atomic_write(table, render_table(os.path.basename(path), sha, result, ranked, found).encode("utf-8"))
-    except OSError as err:
-        raise writable_error(table, err)
+    write_file(table, render_table(os.path.basename(path), sha, result, ranked, found).encode("utf-8"))
     return table
 
 
@@ -6624,10 +6620,7 @@ def auditor_done(payload, cfg):
         head = f"> synthesis: {os.path.basename(path)} · sha256 {sha[:12]} · {now_utc():%Y-%m-%d}  \n" \
                f"> audited by: {AUDITOR}{answered} · {counted(audit_problems(body), 'problem')}  \n" \
                "> NOTE: each problem is fixed in the synthesis, then cite-check runs again\n\n"
-        try:
-            atomic_write(target, (head + body + "\n").encode("utf-8"))
-        except OSError as err:
-            raise writable_error(target, err)
+        write_file(target, (head + body + "\n").encode("utf-8"))
     events = read_ledger(os.path.join(web_dir, "_ledger.jsonl"))
     run = run_of(outline(raw.decode("utf-8-sig", "replace"))[1], events)
     sliced = {"slice": k, "slices": n} if n > 1 else {}
@@ -6782,10 +6775,7 @@ def cmd_export(args, cfg):
                           "scrape pages first" if not args.cited_in else "cite saved pages in it first")
     text = EXPORTERS[args.format](entries)
     if path:
-        try:
-            atomic_write(path, text.encode("utf-8"))
-        except OSError as err:
-            raise writable_error(path, err)
+        write_file(path, text.encode("utf-8"))
         write_out(f"wrote {len(entries)} entries ({args.format}) to {display_path(path)}\n")
     else:
         write_out(text)
