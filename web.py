@@ -924,8 +924,7 @@ def page_failure(data, metadata, words):
     if CHALLENGE.search(title) or (words < SHORT_WORDS and CHALLENGE.search(data[:5000].decode("utf-8", "ignore"))):
         return PageFailure("blocked", f"bot challenge or interstitial page ({title or 'no title'})")
     if isinstance(status, int) and status >= 400:
-        return PageFailure("target-status", f"the site answered {status} {metadata.get('error') or ''}".strip(),
-                           status)
+        return PageFailure("target-status", f"the site answered {status} {metadata.get('error') or ''}".strip(), status)
     if words < MIN_WORDS:
         return PageFailure("empty", f"no content ({words} words)")
     return None
@@ -3206,8 +3205,7 @@ def find_snippet(text, terms):
     """Up to SNIPPET_CHARS of a passage on one line, from a little before the first word it was found for."""
     flat = " ".join(text.split())
     folded = flat.casefold()
-    at = min((m.start() for m in INDEX_TOKEN.finditer(folded) if set(index_terms(m.group(0))) & set(terms)),
-             default=0)
+    at = min((m.start() for m in INDEX_TOKEN.finditer(folded) if set(index_terms(m.group(0))) & set(terms)), default=0)
     start = 0 if at < 80 else flat.rfind(" ", 0, at - 60) + 1
     return ("…" if start else "") + shorter(flat[start:], SNIPPET_CHARS - (1 if start else 0))
 
@@ -3650,19 +3648,14 @@ def reader_page(prompt, cwd, cfg):
     return None, f"the prompt names {len(pages)} files: give each its own {READER}"
 
 
-def file_parts(path, cfg):
-    """(words, [[first, last]…]) of a corpus file: the parts a page-reader reads, from find's index."""
-    topic = os.path.relpath(os.path.dirname(path), os.path.realpath(cfg.md_root)).replace(os.sep, "/")
-    index, name = LibraryIndex(TopicStore(cfg, topic)), os.path.basename(path)
-    index.update({name: path})
-    return index.facts(name)
-
-
 def reader_part(prompt, path, cfg):
     """(part, parts) a reader reads of a corpus file: the prompt's `Lines: a–b` or the only part, else None."""
     if library_kind(path, cfg) != "corpus":
         return None, None
-    parts, asked = file_parts(path, cfg)[1], PART_LINES.search(prompt or "")
+    topic = os.path.relpath(os.path.dirname(path), os.path.realpath(cfg.md_root)).replace(os.sep, "/")
+    index, name = LibraryIndex(TopicStore(cfg, topic)), os.path.basename(path)
+    index.update({name: path})   # the parts find's index gives the file
+    parts, asked = index.facts(name)[1], PART_LINES.search(prompt or "")
     part = [int(asked.group(1)), int(asked.group(2))] if asked else parts[0] if len(parts) == 1 else None
     return (part if part in parts else None), parts
 
@@ -4546,8 +4539,7 @@ def check_synthesis(path, cfg):
     folder = os.path.dirname(os.path.realpath(path))
     topic = os.path.isdir(os.path.join(folder, "web")) or os.path.dirname(folder) == os.path.realpath(cfg.md_root)
     if not (topic and os.path.basename(path).endswith("-synthesis.md")):
-        raise usage_error(f"{display_path(path)} is not a synthesis",
-                          "give md/<topic>/<goal-slug>-<date>-synthesis.md")
+        raise usage_error(f"{display_path(path)} is not a synthesis", "give md/<topic>/<goal-slug>-<date>-synthesis.md")
 
 
 def outline(text):
@@ -5393,8 +5385,7 @@ def quote_problems(verdicts, lookup):
     problems = []
     for sentence, passage, verdict, detail in verdicts:
         if verdict == "not_found":
-            home = next((rel for rel in lookup.pages() if rel not in detail and
-                         lookup.holds(rel, passage)), None)
+            home = next((rel for rel in lookup.pages() if rel not in detail and lookup.holds(rel, passage)), None)
             ours = next((rel for rel in detail if rel.startswith("web/") and
                          quote_found(passage, fold_text(" ".join(lookup.header(rel).values())))), None)
             where = f"on {page_named(lookup, home)}, not {' or '.join(written_label(sentence, r) for r in detail)}" \
@@ -6116,8 +6107,7 @@ def gate_reason(path, result, opening, closing=""):
 
 def synthesis_path(payload, cfg):
     """The synthesis a Write/Edit touched, when it is a *-synthesis.md in a topic under the md root."""
-    tool_input = payload.get("tool_input")
-    path = tool_input.get("file_path") if isinstance(tool_input, dict) else None
+    path = tool_input_of(payload).get("file_path")
     if not isinstance(path, str) or not path.endswith("-synthesis.md"):
         return None
     path = os.path.join(str(payload.get("cwd") or os.getcwd()), path)
