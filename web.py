@@ -1871,10 +1871,8 @@ def render_hits(results, unresponsive, topic, dropped, show_all):
     if unresponsive:
         lines.append("-- unresponsive engines: " + engine_list(unresponsive))
     if dropped:
-        reasons = {}
-        for row in dropped:
-            reasons[row["reason"]] = reasons.get(row["reason"], 0) + 1
-        lines += [f"-- dropped {n}: {reason}" for reason, n in reasons.items()]
+        from collections import Counter
+        lines += [f"-- dropped {n}: {reason}" for reason, n in Counter(row["reason"] for row in dropped).items()]
     return "\n".join(lines) + "\n"
 
 
@@ -2914,10 +2912,8 @@ def file_sha256(path):
 def corpus_labels(events, names, sha_of):
     """({corpus file name: label}, {name: {"label", "sha256"}} new to the ledger) of `names` (`sha_of`: their sha256):
     a file keeps its label; a new one takes the next, or that of a gone file with its text (renamed); none is reused."""
-    known = {}
-    for event in events:
-        if event.get("command") == "corpus" and isinstance(event.get("files"), dict):
-            known.update(event["files"])
+    known = {name: entry for e in events if e.get("command") == "corpus" and isinstance(e.get("files"), dict)
+             for name, entry in e["files"].items()}
     gone = {entry.get("sha256"): name for name, entry in known.items() if name not in names}
     taken = [int(e["label"][1:]) for e in known.values() if str(e.get("label", ""))[1:].isdigit()]
     new = {}
@@ -3061,10 +3057,7 @@ class LibraryIndex:
 
     def update(self, files, prune=False):
         """Index the files ({rel: path}) new or changed since; `prune`: forget all others (gone, or old versions)."""
-        stamps = {}
-        for rel, path in files.items():
-            stat = os.stat(path)
-            stamps[rel] = f"{stat.st_mtime_ns}:{stat.st_size}"
+        stamps = {rel: "{0.st_mtime_ns}:{0.st_size}".format(os.stat(path)) for rel, path in files.items()}
         if self.changes(stamps, prune) == ([], []):
             return
         try:
@@ -3092,6 +3085,7 @@ class LibraryIndex:
 
     def add(self, rel, path, stamp):
         import json
+        from collections import Counter
         with open(path, "rb") as handle:
             text = handle.read().decode("utf-8", "replace")
         facts = text_facts(text)
@@ -3105,10 +3099,7 @@ class LibraryIndex:
                 file_passages(lines, words, facts["header"], facts["headings"]), row + 1):
             terms = index_terms(passage)
             passages.append((row, rel, first, last, heading, len(terms), passage))
-            counts = {}
-            for term in terms:
-                counts[term] = counts.get(term, 0) + 1
-            postings += [(term, row, n) for term, n in counts.items()]
+            postings += [(term, row, n) for term, n in Counter(terms).items()]
         self.db.executemany("INSERT INTO passages VALUES (?, ?, ?, ?, ?, ?, ?)", passages)
         self.db.executemany("INSERT INTO terms VALUES (?, ?, ?)", postings)
 
@@ -3956,8 +3947,7 @@ def status_facts(store):
               "limit": facts["limit"], "stop": facts["stop"],
               "retry": [{k: v for k, v in (("url", url), ("kind", kind), ("title", title)) if v}
                         for url, kind, title in facts["retry"]],
-              "corpus": corpus, "site": options.get("site"),
-              "exclude_site": options.get("exclude_site"),
+              "corpus": corpus, "site": options.get("site"), "exclude_site": options.get("exclude_site"),
               "policy": display_path(os.path.join(store.topic_dir, POLICY_FILE))
               if os.path.isfile(os.path.join(store.topic_dir, POLICY_FILE)) else None,
               "picks": display_path(os.path.join(store.web_dir, facts["picks"])) if facts["limit"] else None,
@@ -5810,11 +5800,8 @@ def word_key(token):
 
 def content_words(text):
     """A sentence's meaning words as word keys: numbers, CJK characters (not U+3000–303F), 3+ letters not stop words."""
-    words = set()
-    for token in TOKEN.findall(text.casefold()):
-        if token.isdigit() or "\u3040" <= token[0] <= "\u9fff" or (len(token) >= 3 and token not in STOPWORDS):
-            words.add(word_key(token))
-    return words
+    return {word_key(token) for token in TOKEN.findall(text.casefold())
+            if token.isdigit() or "\u3040" <= token[0] <= "\u9fff" or (len(token) >= 3 and token not in STOPWORDS)}
 
 
 def plain_paragraphs(body):
@@ -6032,8 +6019,7 @@ def record_check(path, result, create, **fields):
     os.makedirs(web_dir, exist_ok=True)
     record_corpus(os.path.dirname(web_dir), result.lookup.events)
     append_events(web_dir, [ledger_event(result.run, "cite-check", None, file=os.path.basename(path), sha256=sha,
-                                         ok=not result.errors, errors=len(result.errors), coverage=summary,
-                                         **fields)])
+                                         ok=not result.errors, errors=len(result.errors), coverage=summary, **fields)])
     refresh_manifest(os.path.dirname(web_dir))
     return sha
 
@@ -6672,9 +6658,7 @@ def export_entries(store, cited_in=None):
     numbers = store.numbers()
     pages = {os.path.basename(p): p for p in store.current.values()}
     if cited_in is not None:   # the version it cites, the newest of those it cites: its day of access is theirs
-        cited = {}
-        for name in sorted(cited_pages(store, cited_in), key=current_first, reverse=True):
-            cited[page_base(name)] = name
+        cited = {page_base(n): n for n in sorted(cited_pages(store, cited_in), key=current_first, reverse=True)}
         pages = {name: os.path.join(store.web_dir, name) for name in cited.values()}
     names = sorted(pages, key=lambda n: numbers[n])
     entries = []
@@ -6971,9 +6955,8 @@ def add_hook(commands):
 
 BOX_COMMANDS = ("search", "scrape", "refresh", "doctor")   # the commands that send requests to the box
 COMMANDS = {"search": cmd_search, "scrape": cmd_scrape, "refresh": cmd_refresh, "doctor": cmd_doctor, "init": cmd_init,
-            "status": cmd_status, "find": cmd_find, "outline": cmd_outline, "manifest": cmd_manifest, "cite-check": cmd_cite_check,
-            "export": cmd_export,
-            "hook": lambda args, cfg: run_hook(args.event)}
+            "status": cmd_status, "find": cmd_find, "outline": cmd_outline, "manifest": cmd_manifest,
+            "cite-check": cmd_cite_check, "export": cmd_export, "hook": lambda args, cfg: run_hook(args.event)}
 
 
 def main(argv=None):
