@@ -209,11 +209,6 @@ class Response:
         return " ".join(text.split())[:limit]
 
 
-def reply_text(resp):
-    """`: 'the start of the body'`, or ` with an empty body`: what answered, for a message."""
-    return f": {resp.text_start()!r}" if resp.text_start() else " with an empty body"
-
-
 class _Transient(Exception):
     """Trouble on the way to the box: worth another attempt. `connected`: the box took the connection."""
 
@@ -321,8 +316,7 @@ def backoff_delay(attempt, retry_after):
 
 
 def http_request(cfg, service, method, url, *, timeout, cap, body=None, is_verdict=None):
-    """One request, retried with backoff (and Retry-After) on connection errors, timeouts, 429 and 5xx; the final
-    Response. A response `is_verdict` accepts is the service's own answer, never retried."""
+    """The final Response of one request, retried with backoff on the box's trouble unless `is_verdict` takes it."""
     import json
     headers = {
         "User-Agent": f"web.py/{VERSION}",
@@ -435,8 +429,7 @@ PLAIN_URL = re.compile(r"(https?)://([a-z0-9-]+(?:\.[a-z0-9-]+)+)(/[^?#\s]*)?(?:
 
 @functools.lru_cache(maxsize=None)   # a topic's ledger names the same URLs again and again
 def url_key(url):
-    """The key two URLs share when they are one page for research: lowercase scheme and host; no www., default port,
-    credentials, fragment, trailing slash or tracking parameters. Idempotent."""
+    """The key of one page's URLs: lowercase; no www., default port, credentials, fragment, end slash or trackers."""
     plain = PLAIN_URL.fullmatch(url)   # most URLs: the same key as split_url gives, twenty times faster
     parts = (plain[1], plain[2], None, plain[3] or "", plain[4] or "", None) if plain else split_url(url)
     if parts is None:
@@ -572,8 +565,7 @@ SLUG_SMALL_WORDS = frozenset("a an the of in on at to for and or is are was were
 
 
 def text_slug(text, limit=80):
-    """A file name stem for a goal: its lowercase ASCII words joined by hyphens, never cut in a word; a long goal drops
-    small words (a, the, of …), then words from the end; a goal without Latin letters, a hash."""
+    """A goal's file name stem: its ASCII words hyphenated; small, then last words dropped to fit; else a hash."""
     import hashlib
     import unicodedata
     ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
@@ -640,7 +632,8 @@ def searxng_page(cfg, query, pageno, options):
         raise Failure(EXIT_USAGE, "SearXNG", f"refused the query {query!r}: {error or resp.text_start()}",
                       "check the query and the --categories/--language/--time-range values", status=400)
     if resp.status != 200:
-        raise Failure(EXIT_UNEXPECTED, "SearXNG", f"{cfg.searxng}/search answered HTTP {resp.status}{reply_text(resp)}",
+        said = f": {resp.text_start()!r}" if resp.text_start() else " with an empty body"
+        raise Failure(EXIT_UNEXPECTED, "SearXNG", f"{cfg.searxng}/search answered HTTP {resp.status}{said}",
                       f"something else answers there: check {service_setting(cfg, 'SearXNG')}", status=resp.status)
     answer = parse_json(resp, "SearXNG")
     if not isinstance(answer, dict) or not isinstance(answer.get("results"), list):
@@ -650,9 +643,8 @@ def searxng_page(cfg, query, pageno, options):
 
 
 def search_query(cfg, query, max_results, options, scope=None):
-    """{"query", "hits", "dropped", "unresponsive", "pages", "error"} of one query, paged until `max_results` hits or a
-    page adds nothing; with --site, asked once a site (engines AND several `site:`), merged by position. Hits outside
-    the scope are dropped whatever the engines did; a hit's position is 1-based within its asking."""
+    """{"query", "hits", "dropped", "unresponsive", "pages", "error"} of a query, paged until `max_results` hits or
+    a page adds nothing; with --site, asked once a site and merged by position; hits outside the scope dropped."""
     scope = scope or Scope()
     outcome = {"query": query, "hits": [], "dropped": [], "unresponsive": {}, "pages": 0, "error": None}
     keys = set()
@@ -1510,9 +1502,8 @@ class TopicStore:
         return source_numbers(self.events(), self.web_dir, list(self.pages()))
 
     def save(self, url, header, body, force, replace=None):
-        """(outcome, skip reason, path, sha256, bytes), saved under the lock: a saved URL is skipped unless `force`;
-        fetched again, other content is its next version (x.v2.md …), the same is `unchanged`. `replace`: a
-        byte-identical page this one supersedes, removed once it is written."""
+        """(outcome, skip reason, path, sha256, bytes) under the lock: a saved URL is skipped unless `force`; other
+        content is its next version (x.v2.md …), the same `unchanged`; `replace`: a twin to remove once written."""
         chunks, sha, size = encode_page(header, body)
         key = url_key(url)
         with self.lock():
@@ -2136,12 +2127,10 @@ def search_facts(events):
 
 
 class ScrapeBatch:
-    """One `scrape --topic`: down the ranked candidates, W at a time, until --limit pages are saved.
-
-    Workers only fetch; this thread saves and writes the ledger, so an interrupt never leaves half a page or line.
-    Pages are saved in pick order: one that finishes before a higher-ranked one still loading waits in reserve. Those
-    stragglers get STRAGGLER_GRACE seconds (or STRAGGLER_SPAN times the median fetch, from their start), then the
-    reserve is saved and they go unused. Of two byte-identical pages the higher-ranked one is kept."""
+    """One `scrape --topic`: down the ranked candidates, W at a time, until --limit pages are saved. Workers only
+    fetch; this thread saves and logs, so an interrupt leaves nothing half-written. Pages are saved in pick order, one
+    done early waiting in reserve; higher-ranked stragglers get STRAGGLER_GRACE (or STRAGGLER_SPAN times the median
+    fetch from their start), then go unused. Of two byte-identical pages the higher-ranked one is kept."""
 
     def __init__(self, args, cfg, store, candidates, limit, budget):
         from collections import deque
@@ -3028,8 +3017,7 @@ def file_passages(lines, words_of, first, headings):
 
 
 class LibraryIndex:
-    """find's index of a topic's corpus files and saved pages (web/.index/find.sqlite, git-ignored): words, parts,
-    passages, postings. A file is read again only when it changed; a topic web.py cannot write to gets one in memory."""
+    """find's index of a topic's files (web/.index/find.sqlite): words, parts, passages; in memory if unwritable."""
 
     def __init__(self, store):
         import sqlite3
@@ -3712,8 +3700,7 @@ def reader_flags(events):
 
 
 def save_note(page, note, session, part=None, parts=None):
-    """Check a reader's note against its page (or a corpus part), save it in web/notes/, log it with the lines reported
-    as instructions: (the note's path, its passages, those not verbatim at their lines, those lines or None)."""
+    """Check a reader's note against its page or corpus part, save and log it: (path, passages, not verbatim, seen)."""
     corpus = parts is not None
     web_dir = os.path.join(os.path.dirname(page), "web") if corpus else os.path.dirname(page)
     events = read_ledger(os.path.join(web_dir, "_ledger.jsonl"))
@@ -4184,8 +4171,7 @@ def manifest_facts(store):
 
 
 def saved_rows(store, numbers, flagged=None, gone=None):
-    """[{"n", "name", "url", "title", "words", "flags", "note", "instructions", "gone"}] of the current pages by number;
-    `flagged` (reader_flags) adds reader-instructions and its lines, `gone` (gone_pages) the day."""
+    """[{"n", "name", "url", "title", "words", "flags", "note", "instructions", "gone"}] of the current pages."""
     rows, noted = [], set(page_files(os.path.join(store.web_dir, NOTES_DIR)))
     for path in store.current.values():
         name, facts = os.path.basename(path), store.pages()[os.path.basename(path)]
@@ -5032,8 +5018,7 @@ def fold_text(text):
 
 
 def fold_words(text):
-    """Text with links as their text, entities as characters, footnote markers gone; emphasis, case, quote marks,
-    hyphens inside words and whitespace folded."""
+    """Text with links as text, entities as characters, footnote marks gone; case, emphasis, quotes, hyphens folded."""
     text = MARKDOWN_LINK.sub(r"\1", INVISIBLE.sub("", html_unescape(text)))
     text = re.sub(r"[*_`]+", "", FOOTNOTE_MARK.sub("", text.translate(QUOTE_FOLD))).casefold()
     text = WORD_HYPHEN.sub("", " ".join(text.split()))   # well-known, well-⏎known: one word however broken
@@ -5592,8 +5577,7 @@ def render_lost(claim, lost):
 
 
 def changed_page_warnings(claims, lookup, cited):
-    """A cited page whose newer version lacks quotes or numbers it is cited for: a warning a page, unless the
-    synthesis cites the newer version too (`cited`); it passes against the version it cites."""
+    """A warning a cited page whose newer version lacks quotes or numbers it is cited for (unless that is cited)."""
     warnings = []
     for rel, claim in claims.items():
         newer = lookup.newer_version(rel)
@@ -5819,8 +5803,7 @@ def page_tokens(body):
 
 
 def passage_in(words, plain, tokens):
-    """(share of `words` found, passage) of a page (page_tokens): the EVIDENCE_WINDOW words holding most, widened
-    to whole sentences within its paragraph."""
+    """(share of `words` found, passage): the EVIDENCE_WINDOW words (page_tokens) holding most, as whole sentences."""
     counts, inside, best, best_end = {}, 0, 0, 0
     for i, (_, _, key) in enumerate(tokens):
         if key in words:
