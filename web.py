@@ -6194,7 +6194,7 @@ def long_page_read(tool_input, cwd, cfg):
     limit = tool_input.get("limit")
     if isinstance(limit, int) and 0 < limit <= LOOKUP_LINES:
         return None
-    words, chars = (read_page_facts(path)[k] for k in ("words", "chars"))
+    words, chars = map(read_page_facts(path).get, ("words", "chars"))
     if chars <= READER_CHARS:
         return None
     if kind == "corpus":
