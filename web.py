@@ -91,8 +91,7 @@ class Failure(Exception):
 
 
 class PageFailure(Exception):
-    """One page could not be delivered; the batch goes on with the next one. `code`: the site's HTTP
-    status (target-status) or Firecrawl's error code (upstream), when known."""
+    """One page could not be delivered; the batch goes on. `code`: the site's HTTP status or Firecrawl's code."""
 
     def __init__(self, kind, error, code=None):
         super().__init__(error)
@@ -104,8 +103,7 @@ def usage_error(what, fix=""):
 
 
 class Config:
-    """Settings read from the environment at call time, with where each came from. Without `box`, only
-    the md root: a command that sends no request never fails on the box's settings."""
+    """Settings from the environment and where each came from; without `box` only the md root (nothing to fail)."""
 
     def __init__(self, env, box=True):
         self.sources = {}
@@ -170,10 +168,6 @@ class Config:
         return value.rstrip("/")
 
 
-def service_base(service, cfg):
-    return cfg.searxng if service == "SearXNG" else cfg.firecrawl
-
-
 def service_setting(cfg, service):
     """The setting that places a service, for a hint: SEARXNG_URL when it is set, else the host and port."""
     url_var, port_var = ("SEARXNG_URL", "SEARXNG_PORT") if service == "SearXNG" else ("FIRECRAWL_URL", "FIRECRAWL_PORT")
@@ -213,11 +207,6 @@ class Response:
         """The start of the body as one line of text."""
         text = bytes(self.body).lstrip()[:limit * 4].decode("utf-8", "replace")
         return " ".join(text.split())[:limit]
-
-
-def reply_text(resp):
-    """`: 'the start of the body'`, or ` with an empty body`: what answered, for a message."""
-    return f": {resp.text_start()!r}" if resp.text_start() else " with an empty body"
 
 
 class _Transient(Exception):
@@ -327,11 +316,7 @@ def backoff_delay(attempt, retry_after):
 
 
 def http_request(cfg, service, method, url, *, timeout, cap, body=None, is_verdict=None):
-    """One request with retries for the box's trouble; returns the final Response.
-
-    Connection errors, timeouts, 429 and 5xx are retried with backoff (honouring
-    Retry-After); a response `is_verdict` accepts is the service's answer and is not.
-    """
+    """The final Response of one request, retried with backoff on the box's trouble unless `is_verdict` takes it."""
     import json
     headers = {
         "User-Agent": f"web.py/{VERSION}",
@@ -345,7 +330,7 @@ def http_request(cfg, service, method, url, *, timeout, cap, body=None, is_verdi
         headers["Content-Type"] = "application/json"
         if service == "Firecrawl" and cfg.api_key:
             headers["Authorization"] = f"Bearer {cfg.api_key}"
-    base = service_base(service, cfg)
+    base = cfg.searxng if service == "SearXNG" else cfg.firecrawl
     attempt = 0
     while True:
         try:
@@ -444,11 +429,7 @@ PLAIN_URL = re.compile(r"(https?)://([a-z0-9-]+(?:\.[a-z0-9-]+)+)(/[^?#\s]*)?(?:
 
 @functools.lru_cache(maxsize=None)   # a topic's ledger names the same URLs again and again
 def url_key(url):
-    """The key two URLs share when they are the same page for research purposes.
-
-    Lowercase scheme and host, no leading www., no default port, no credentials,
-    no fragment, no trailing slash, no tracking parameters. Idempotent.
-    """
+    """The key of one page's URLs: lowercase; no www., default port, credentials, fragment, end slash or trackers."""
     plain = PLAIN_URL.fullmatch(url)   # most URLs: the same key as split_url gives, twenty times faster
     parts = (plain[1], plain[2], None, plain[3] or "", plain[4] or "", None) if plain else split_url(url)
     if parts is None:
@@ -504,8 +485,7 @@ def _ipv4_from_text(host):
 
 
 def host_as_firecrawl_reads_it(host):
-    """The host as a WHATWG URL parser (Node's: Firecrawl's) reads it: percent-decoded, then full-width
-    characters and dots mapped to ASCII (%31%32%37.0.0.1 and １２７。０。０。１ are 127.0.0.1 to it)."""
+    """The host as Node's URL parser (Firecrawl's) reads it: %31%32%37.0.0.1 and １２７。０。０。１ are 127.0.0.1."""
     from urllib.parse import unquote
     host = unquote(host)
     try:
@@ -585,9 +565,7 @@ SLUG_SMALL_WORDS = frozenset("a an the of in on at to for and or is are was were
 
 
 def text_slug(text, limit=80):
-    """A file name stem for free text (a goal): its lowercase ASCII words joined by hyphens, never cut
-    inside a word. A longer goal drops small words (a, the, of …) first, then words from the end.
-    Text without Latin letters falls back to a hash."""
+    """A goal's file name stem: its ASCII words hyphenated; small, then last words dropped to fit; else a hash."""
     import hashlib
     import unicodedata
     ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
@@ -610,8 +588,7 @@ def text_slug(text, limit=80):
 
 
 def clean_text(content, limit=None):
-    """(text, invisible characters removed) of an engine's title or snippet as one plain line: tags
-    stripped, entities unescaped, invisible characters removed as on saved pages, capped at `limit`."""
+    """(text, invisible characters removed) of an engine's title or snippet as one plain line, cut at `limit`."""
     if not content or not isinstance(content, str):
         return "", 0
     import html
@@ -655,7 +632,8 @@ def searxng_page(cfg, query, pageno, options):
         raise Failure(EXIT_USAGE, "SearXNG", f"refused the query {query!r}: {error or resp.text_start()}",
                       "check the query and the --categories/--language/--time-range values", status=400)
     if resp.status != 200:
-        raise Failure(EXIT_UNEXPECTED, "SearXNG", f"{cfg.searxng}/search answered HTTP {resp.status}{reply_text(resp)}",
+        said = f": {resp.text_start()!r}" if resp.text_start() else " with an empty body"
+        raise Failure(EXIT_UNEXPECTED, "SearXNG", f"{cfg.searxng}/search answered HTTP {resp.status}{said}",
                       f"something else answers there: check {service_setting(cfg, 'SearXNG')}", status=resp.status)
     answer = parse_json(resp, "SearXNG")
     if not isinstance(answer, dict) or not isinstance(answer.get("results"), list):
@@ -665,13 +643,8 @@ def searxng_page(cfg, query, pageno, options):
 
 
 def search_query(cfg, query, max_results, options, scope=None):
-    """Hits for one query, paging until `max_results` are kept or a page adds nothing. With --site
-    the query is asked once per site (`site:` operator; engines read several as AND) and the hits are
-    merged by position; rows outside the scope are dropped, whatever the engines did.
-
-    Returns {"query", "hits", "dropped", "unresponsive", "pages", "error"}; hits carry their 1-based
-    position within the query (within its asking, with several sites).
-    """
+    """{"query", "hits", "dropped", "unresponsive", "pages", "error"} of a query, paged until `max_results` hits or
+    a page adds nothing; with --site, asked once a site and merged by position; hits outside the scope dropped."""
     scope = scope or Scope()
     outcome = {"query": query, "hits": [], "dropped": [], "unresponsive": {}, "pages": 0, "error": None}
     keys = set()
@@ -689,8 +662,7 @@ def search_query(cfg, query, max_results, options, scope=None):
 
 
 def collect_hits(cfg, asked, max_results, options, scope, outcome, keys):
-    """Page through one asking of a query into `outcome` until `max_results` hits are kept or a
-    page adds nothing."""
+    """Page through one asking of a query into `outcome` until `max_results` hits or a page adds nothing."""
     found = 0
     for pageno in range(1, MAX_PAGES + 1):
         try:
@@ -758,8 +730,7 @@ def in_domain(host, domain):
 
 
 def check_domain(value, where):
-    """A domain as the user wrote it, or the host of a pasted URL, without www. (as site_key compares hosts);
-    a usage error naming `where`."""
+    """A domain as written, or a pasted URL's host, without www. (as site_key compares); a usage error names `where`."""
     from urllib.parse import urlsplit
     text = value.strip().lower()
     try:
@@ -777,8 +748,7 @@ def check_domain(value, where):
 
 
 def read_policy(topic_dir):
-    """[(line, "block" or "prefer", domain, note)] of md/<topic>/sources.txt (none when absent);
-    a bad line is a usage error naming the file and line."""
+    """[(line, "block" or "prefer", domain, note)] of the topic's sources.txt; a bad line: a usage error at its line."""
     path = os.path.join(topic_dir, POLICY_FILE)
     try:
         with open(path, "rb") as handle:
@@ -806,8 +776,7 @@ def read_policy(topic_dir):
 
 
 class Scope:
-    """Which hosts a topic's searches and scrapes may use: --site and --exclude-site domains (their
-    subdomains included) and the rules of the topic's sources.txt."""
+    """Which hosts a topic's searches and scrapes may use: --site, --exclude-site (subdomains too) and sources.txt."""
 
     def __init__(self, sites=(), excluded=(), rules=(), policy=None):
         self.sites, self.excluded, self.rules, self.policy = list(sites), list(excluded), list(rules), policy
@@ -947,8 +916,7 @@ def page_failure(data, metadata, words):
     if CHALLENGE.search(title) or (words < SHORT_WORDS and CHALLENGE.search(data[:5000].decode("utf-8", "ignore"))):
         return PageFailure("blocked", f"bot challenge or interstitial page ({title or 'no title'})")
     if isinstance(status, int) and status >= 400:
-        return PageFailure("target-status", f"the site answered {status} {metadata.get('error') or ''}".strip(),
-                           status)
+        return PageFailure("target-status", f"the site answered {status} {metadata.get('error') or ''}".strip(), status)
     if words < MIN_WORDS:
         return PageFailure("empty", f"no content ({words} words)")
     return None
@@ -960,8 +928,7 @@ def page_failure(data, metadata, words):
 
 
 class lazy_regex:
-    """re.compile(*args) on first use, for patterns slow to compile (long alternations, big Unicode classes): a hook,
-    run on every Read, Write, Edit and Agent call, needs none. Lower-case like functools.partial: used as re.compile."""
+    """re.compile(*args) on first use, so that a hook compiles none; lower-case, as it stands in for re.compile."""
 
     def __init__(self, *args):
         self.args = args
@@ -1092,8 +1059,7 @@ def count_words(data):
 
 
 def suspicious(pattern, lowered, anchors, reach=200):
-    """True when the pattern matches near one of its anchors: starting within `reach` bytes of it, and
-    seeing whole the two lines after the one it reaches into (a "system:" line is judged by the next)."""
+    """True when the pattern matches within `reach` bytes of an anchor, seeing two lines on ("system:" and its next)."""
     for low, last_start, high in anchor_windows(lowered, anchors, reach):
         match = pattern.search(lowered, low, high)
         if match and match.start() <= last_start:
@@ -1102,8 +1068,7 @@ def suspicious(pattern, lowered, anchors, reach=200):
 
 
 def anchor_windows(lowered, anchors, reach):
-    """[(low, last start, high)] where a pattern is searched: around each anchor, windows whose starts
-    overlap merged into one, so a page full of anchors is searched once, not once an anchor."""
+    """[(low, last start, high)] to search: around each anchor, overlapping windows merged (a page is searched once)."""
     windows = []
     for at, after in heapq.merge(*(occurrences(lowered, anchor) for anchor in anchors)):
         if windows and at - reach <= windows[-1][1]:
@@ -1114,8 +1079,7 @@ def anchor_windows(lowered, anchors, reach):
 
 
 def occurrences(data, part):
-    """(start, end) of each place `part` is in `data`, in order: bytes, or a pattern of words (found as
-    fast: its literal start is searched first)."""
+    """(start, end) of each place `part` (bytes, or a pattern of words) is in `data`, in order."""
     if not isinstance(part, bytes):
         yield from (match.span() for match in part.finditer(data))
         return
@@ -1126,8 +1090,7 @@ def occurrences(data, part):
 
 
 def lines_end(lowered, at, lines, longest=FLAG_LINE_BYTES):
-    """Just past the `lines`-th line ending after `at`, each line read to at most `longest` bytes (so a
-    page without line breaks is not scanned to its end from every anchor)."""
+    """Just past the `lines`-th line end after `at`, a line read to `longest` bytes at most (pages without breaks)."""
     stop = at
     for _ in range(lines):
         end = lowered.find(b"\n", stop, stop + longest)
@@ -1163,8 +1126,7 @@ def one_line(value):
 
 
 def render_header(source, query, fetched, relevance, extra=()):
-    """The provenance header: the five fixed lines, with extra `key: value` lines before NOTE. Each
-    line but NOTE ends in two spaces, a hard line break: a markdown preview shows one field a line."""
+    """The provenance header: the fixed lines, `extra` ones, then NOTE; a field's line ends in a hard break."""
     lines = [f"> source: {one_line(source)}", f"> query: {shorter(one_line(query), HEADER_VALUE_CHARS) or '(none)'}",
              f"> fetched: {fetched}", f"> relevance: {shorter(one_line(relevance), HEADER_VALUE_CHARS) or '(none)'}"]
     lines += [f"> {key}: {shorter(one_line(value), HEADER_VALUE_CHARS)}" for key, value in extra if one_line(value)]
@@ -1202,8 +1164,7 @@ def read_header(path):
 
 
 def encode_page(header, body):
-    """(chunks, sha256 of the saved body, size) of a page file from its header and UTF-8 body;
-    the saved body always ends in a newline. The chunks are written one after another, never joined."""
+    """(chunks, sha256 of the body, size) of a page file, its body ending in a newline; chunks are never joined."""
     import hashlib
     digest = hashlib.sha256(body)
     chunks = [header.encode("utf-8"), body]
@@ -1247,10 +1208,8 @@ def roman_value(text):
 
 
 def page_number_lines(lines):
-    """Indices of a file's page-number lines (`47`, `— 47 —`, `xviii`, `Page 3`, `16 / 233`): numbers alone
-    on a line that count up through the file, two pages at least when marked as pages (dashes, "page", a
-    form feed near, a shared total `of 233`); a file with none marked, four bare ones (years are no
-    pages; a table's column is too dense)."""
+    """Indices of a file's page-number lines (`47`, `— 47 —`, `xviii`, `Page 3`, `16 / 233`): numbers alone on a
+    line counting up through the file, two when marked as pages (dashes, "page", a form feed, a total), else four."""
     import bisect
     marked, bare, totals = [], [], {}
     feeds = [i for i, line in enumerate(lines) if "\f" in line]
@@ -1270,8 +1229,7 @@ def page_number_lines(lines):
 
 
 def counting_up(found, runs, spacing):
-    """The indices of [(index, value, arabic)] that are in runs of at least `runs` numbers counting up by 1–3,
-    each `spacing` to PAGE_SPACING[2] lines after the one before."""
+    """Indices of [(index, value, arabic)] in runs of `runs`+ numbers counting up by 1–3, `spacing`+ lines apart."""
     chain, pages = {}, set()   # index -> (length of the run it ends, the index before it)
     for k, (i, value, arabic) in enumerate(found):
         before = [(chain[j][0], j) for j, v, a in found[max(0, k - 8):k]
@@ -1285,9 +1243,8 @@ def counting_up(found, runs, spacing):
 
 
 def debris_lines(lines):
-    """(debris, footnotes): indices of the lines that are no text — page numbers, the running headers and footers
-    around them (a line near a page number, or at a form feed, that recurs there), footnote rules — and of the
-    footnote text at a page's foot (below a rule, or lines led by a marker just above the page number)."""
+    """(debris, footnotes): indices of the lines that are no text — page numbers, running headers and footers that
+    recur near them or at form feeds, footnote rules — and of the footnote text at a page's foot."""
     pages = page_number_lines(lines)
     debris, footnotes, near = set(pages), set(), {}
     for i in sorted(pages):
@@ -1313,8 +1270,7 @@ def page_line_key(line):
 
 
 def page_footnotes(lines, page):
-    """Indices of the footnote lines above the page number at index `page`: below a rule, or from the first of
-    the lines led by markers counting up (`1 dpkg's internal…`, `2 The stanzas…`, `¹ …`) down to the page number."""
+    """Indices of the footnote lines above page-number line `page`: below a rule, or led by markers counting up."""
     start, marks = None, []
     for j in range(page - 1, max(-1, page - 25), -1):
         if FOOTNOTE_RULE.fullmatch(lines[j]):
@@ -1330,8 +1286,7 @@ def page_footnotes(lines, page):
 
 
 def text_lines(lines, first=0, last=None, layout=None):
-    """Lines first..last (0-based, last excluded) as running text: debris left out, footnote text after
-    the rest, a word hyphenated across a line end (and the debris between) joined, markers gone."""
+    """Lines first..last-1 as running text: debris out, footnotes last, broken words joined, footnote markers gone."""
     debris, footnotes = layout if layout is not None else debris_lines(lines)
     last = len(lines) if last is None else min(last, len(lines))
     kept = [i for i in range(first, last) if i not in debris and i not in footnotes]
@@ -1465,6 +1420,14 @@ def atomic_write(path, *chunks):
         raise
 
 
+def write_file(path, *chunks):
+    """atomic_write, its OSError as the storage Failure the user sees (writable_error)."""
+    try:
+        atomic_write(path, *chunks)
+    except OSError as err:
+        raise writable_error(path, err)
+
+
 def page_files(web_dir):
     try:
         names = os.listdir(web_dir)
@@ -1495,14 +1458,12 @@ def version_name(name, version):
 
 
 def current_first(name):
-    """Sorts a URL's page files: its highest version first, and of one version the shortest name (a copy
-    a person made beside it, `x copy.md` or `Copy of x.md`, is not the page web.py saved)."""
+    """Sort key of a URL's page files: highest version, then shortest name (`x copy.md` is a person's copy)."""
     return -page_version(name), len(name), name
 
 
 class TopicStore:
-    """Saved pages of a topic, indexed by URL key and body sha256, and its ledger, read once a command: a page's
-    facts from the ledger event that saved it (a page file is never rewritten), else from the file."""
+    """A topic's pages (by URL key and sha256) and ledger; a page's facts from its save event, else from its file."""
 
     def __init__(self, cfg, topic):
         self.topic = topic
@@ -1541,11 +1502,8 @@ class TopicStore:
         return source_numbers(self.events(), self.web_dir, list(self.pages()))
 
     def save(self, url, header, body, force, replace=None):
-        """Save under the lock: (outcome, skip reason, path, sha256, bytes); outcome is saved or skipped.
-        A URL already saved is skipped unless `force`; re-fetched with other content it is saved as its
-        next version (x.v2.md …) and every earlier version stays as it was; the same content is
-        `unchanged`. `replace`: the path of a byte-identical page this one supersedes; it is removed
-        once this is written."""
+        """(outcome, skip reason, path, sha256, bytes) under the lock: a saved URL is skipped unless `force`; other
+        content is its next version (x.v2.md …), the same `unchanged`; `replace`: a twin to remove once written."""
         chunks, sha, size = encode_page(header, body)
         key = url_key(url)
         with self.lock():
@@ -1617,8 +1575,7 @@ class TopicStore:
 
 
 def append_events(web_dir, events, count_queries=None):
-    """Append ledger lines under the topic lock; a torn last line from a crash is closed first. With `count_queries`
-    (the topic's searches so far, called under the lock), search events get "q": their query number in the topic."""
+    """Append ledger lines under the lock (a torn last line closed first); `count_queries`: search events get "q"."""
     import json
     if not events:
         return
@@ -1681,8 +1638,7 @@ def read_page_facts(path):
 
 
 def read_markdown(path, shown, fixes):
-    """The text of a markdown file; usage errors naming it `shown` for one that is missing, binary or
-    not UTF-8 (`fixes`: what to do in each case)."""
+    """A markdown file's text; usage errors naming it `shown` if missing, binary or not UTF-8 (`fixes`: what to do)."""
     try:
         with open(path, "rb") as handle:
             raw = handle.read()
@@ -1697,8 +1653,7 @@ def read_markdown(path, shown, fixes):
 
 
 def current_run(events):
-    """(run id, its latest round so far, whether that round was scraped: not when its last scrape was interrupted).
-    A round opens at the first search after a scrape, or at a scrape with no search before it."""
+    """(run id, latest round, scraped and not interrupted): a search after a scrape, or a lone scrape, opens a round."""
     run = next((e.get("run") for e in reversed(events) if e.get("command") == "init"), None)
     mine = [e for e in events if e.get("run") == run and e.get("command") in ("search", "scrape")]
     round_no = max((e.get("round") or 0 for e in mine), default=0)
@@ -1754,17 +1709,18 @@ def progress(text):
         write_out(f"{text}\n", sys.stderr)
 
 
-def emit_json(obj):
+def json_text(obj):
+    """One compact JSON object on a line: what --json prints."""
     import json
-    write_out(json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n")
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+def emit_json(obj):
+    write_out(json_text(obj))
 
 
 def elapsed_ms(started):
     return int((time.monotonic() - started) * 1000)
-
-
-def error_entry(err):
-    return {"service": err.service, "error": err.line(), "code": err.code}
 
 
 def first_code(failures):
@@ -1812,9 +1768,7 @@ def cmd_search(args, cfg):
 
 
 def record_search(store, outcomes, results):
-    """Mark each hit seen (found by an earlier search of the topic) and with its citation number
-    when saved; append one ledger event per query. Returns (the queries' numbers in the topic, the path
-    of the picks file of this search's round, or None without a run)."""
+    """(the queries' numbers, the round's picks path or None): hits marked seen, saved or gone; an event a query."""
     events = store.events()
     run, latest, scraped = current_run(events)
     round_no = latest if latest and not scraped else latest + 1   # a round opens once the last one scraped
@@ -1854,10 +1808,8 @@ def unresponsive_engines(outcomes):
 
 
 def search_answer(code, number_of, outcomes, results, show_all, started, picks=None):
-    """search --json: the queries once, by number; hits refer to them. Hits the topic has seen before are listed
-    compactly under "seen" (in full with --all), with their title unless saved, `gone` or their pick's `outcome`.
-    `picks`: the file the round's picks go to. Empty and default fields are left out: absent means
-    null, false or empty."""
+    """search --json: the queries once, by number, and the hits; those seen before compactly under "seen" (full with
+    --all). Empty and default fields are left out: absent means null, false or empty."""
     answer = {"schema": SCHEMAS["search"], "ok": code == EXIT_OK,
               "queries": {str(n): q for q, n in number_of.items()}, "results": []}
     for hit in results:
@@ -1910,10 +1862,8 @@ def render_hits(results, unresponsive, topic, dropped, show_all):
     if unresponsive:
         lines.append("-- unresponsive engines: " + engine_list(unresponsive))
     if dropped:
-        reasons = {}
-        for row in dropped:
-            reasons[row["reason"]] = reasons.get(row["reason"], 0) + 1
-        lines += [f"-- dropped {n}: {reason}" for reason, n in reasons.items()]
+        from collections import Counter
+        lines += [f"-- dropped {n}: {reason}" for reason, n in Counter(row["reason"] for row in dropped).items()]
     return "\n".join(lines) + "\n"
 
 
@@ -1978,8 +1928,7 @@ def page_published(metadata, fallback=None):
 
 
 def prepare_page(result, url, query, relevance, published=None):
-    """(header, body as UTF-8 bytes, title, words, flags) for a scraped page, or a PageFailure;
-    `published`: the day a search hit gave, used when the page's metadata has none."""
+    """(header, body bytes, title, words, flags) of a scraped page, or a PageFailure; `published`: the hit's day."""
     body, removed = sanitise(result.pop("markdown").encode("utf-8"))
     metadata = result["metadata"]
     words = count_words(body)
@@ -2029,16 +1978,12 @@ def cmd_scrape(args, cfg):
     if capped:
         report["limit"] = limit
     report["elapsed_ms"] = elapsed_ms(started)
-    if args.json:
-        emit_json(report)
-    else:
-        write_out(render_scrape(report, limit))
+    write_out(json_text(report) if args.json else render_scrape(report, limit))
     return code
 
 
 def check_typed_urls(args, cfg):
-    """A usage error for a URL typed on the command line that web.py would not fetch: bad input, refused
-    before anything is done (a pick from --from that is refused is a failed pick instead)."""
+    """A usage error for a command-line URL web.py would not fetch (a refused --from pick is a failed pick instead)."""
     for url in args.urls:
         problem = scrape_url_problem(url.strip(), cfg.host, args.allow_private)
         if problem:
@@ -2046,10 +1991,8 @@ def check_typed_urls(args, cfg):
 
 
 def check_budget(events, limit, candidates, force, unsaved):
-    """(the --limit to use, (max_sources, names of the pages the run saved) or None without a run, a
-    notice when the limit was capped): a scrape saves at most what the latest run's budget has left;
-    once it is spent a usage error, unless --force goes past it or every candidate is saved already
-    (`unsaved`: how many are not), which is then reported as such."""
+    """(--limit to use, (max_sources, pages the run saved) or None, a notice if capped): a scrape saves at most what
+    the run's budget has left; spent, a usage error, unless --force or every candidate is saved (`unsaved`: not)."""
     facts = run_facts(events)
     if facts is None:
         return limit, None, None
@@ -2107,9 +2050,8 @@ def scrape_to_stdout(args, cfg, candidate):
 
 
 def check_out(path, force, md_root):
-    """The absolute path of an --out FILE; a usage error for a folder, a file in a folder that does not
-    exist (none is made), what /research writes (a synthesis, audit or evidence file, anything in a topic's
-    web/ folder: never written, even with --force), or a file that exists, unless `force`."""
+    """The absolute path of an --out FILE; a usage error for a folder, a missing folder, what /research writes (a
+    synthesis, audit or evidence file, anything in web/: even with --force), or an existing file unless `force`."""
     full, shown = os.path.abspath(path), display_path(path)
     if os.path.isdir(full):
         raise usage_error(f"--out {shown} is a folder", "give a file name, e.g. " +
@@ -2136,21 +2078,15 @@ def scrape_to_file(args, cfg, candidate, path):
     except (PageFailure, Failure) as err:
         return single_failure(args, candidate, err, started)
     chunks, _, _ = encode_page(header, body)
-    try:
-        atomic_write(path, *chunks)
-    except OSError as err:
-        raise writable_error(path, err)
+    write_file(path, *chunks)
     entry = saved_entry(candidate["url"], path, title, words, flags, char_count(body))
-    if args.json:
-        emit_json(scrape_report(EXIT_OK, saved=[entry], elapsed_ms=elapsed_ms(started)))
-    else:
-        write_out(render_scrape(scrape_report(EXIT_OK, saved=[entry])))
+    report = scrape_report(EXIT_OK, saved=[entry], elapsed_ms=elapsed_ms(started))
+    write_out(json_text(report) if args.json else render_scrape(report))
     return EXIT_OK
 
 
 def saved_entry(url, path, title, words, flags, chars, version=None):
-    """A saved page as scrape reports it (a batch's report puts its citation number first), its version
-    when it is a later version of a page saved before."""
+    """A saved page as scrape reports it, with its version when it is a later one (a batch adds its number)."""
     entry = dict(url=url, path=display_path(path), title=title, words=words)
     if version:
         entry["version"] = version
@@ -2162,8 +2098,7 @@ def saved_entry(url, path, title, words, flags, chars, version=None):
 
 
 def fetch_in_background(function, *args):
-    """A Future of function(*args), run on a daemon thread: a page still loading never holds
-    the command once its budget is met, nor the interpreter at exit."""
+    """A Future of function(*args) on a daemon thread: a page still loading never holds the command, nor the exit."""
     import threading
     from concurrent.futures import Future
     future = Future()
@@ -2179,8 +2114,7 @@ def fetch_in_background(function, *args):
 
 
 def search_facts(events):
-    """url key -> {"query": the first query of the topic that found it, "published": the day a search
-    hit gave, "title": the first title one gave} (for picks that name no query, the header, retries)."""
+    """url key -> {"query", "published", "title"}: the first query, day and title the topic's searches gave it."""
     found = {}
     for event in events:
         if event.get("command") == "search":
@@ -2193,17 +2127,10 @@ def search_facts(events):
 
 
 class ScrapeBatch:
-    """One `scrape --topic`: down the ranked candidates, W at a time, until --limit pages are saved.
-
-    Workers only fetch; this thread sanitises, saves and writes the ledger, so an interrupt never
-    leaves a half-written page or ledger line. Pages are saved in pick order: a page that finishes
-    while a higher-ranked one that may still need its place is loading waits in reserve. One page
-    beyond the budget may be loading, so a straggler never holds the batch: once only higher-ranked
-    pages still loading stand between the batch and its budget, they get STRAGGLER_GRACE seconds (or
-    STRAGGLER_SPAN times the batch's median fetch time from their start, on a slow box), then the
-    reserve is saved and they are left unused. Between two byte-identical pages of the batch
-    the higher-ranked one is kept.
-    """
+    """One `scrape --topic`: down the ranked candidates, W at a time, until --limit pages are saved. Workers only
+    fetch; this thread saves and logs, so an interrupt leaves nothing half-written. Pages are saved in pick order, one
+    done early waiting in reserve; higher-ranked stragglers get STRAGGLER_GRACE (or STRAGGLER_SPAN times the median
+    fetch from their start), then go unused. Of two byte-identical pages the higher-ranked one is kept."""
 
     def __init__(self, args, cfg, store, candidates, limit, budget):
         from collections import deque
@@ -2262,8 +2189,7 @@ class ScrapeBatch:
                 f"(pages already saved are skipped{lower})")
 
     def straggler_wait(self):
-        """Seconds left for higher-ranked pages still loading once the reserve could meet the budget;
-        None (wait for the next page) before that."""
+        """Seconds left for higher-ranked pages still loading once the reserve meets the budget; None before."""
         if self.limit is None or len(self.saved) + len(self.ready) < self.limit:
             return None
         if self.grace_until is None:   # at least STRAGGLER_GRACE, and as long as the box's usual pace allows
@@ -2330,8 +2256,7 @@ class ScrapeBatch:
         self.ready[pick] = (candidate, page)
 
     def commit(self, final=False):
-        """Save reserve pages in pick order while no higher-ranked page still loading may need the
-        place (`final`: whatever is loading is given up); left over at the end: not needed."""
+        """Save reserve pages in pick order while no higher-ranked page loading may need the place; `final`: the end."""
         for pick in sorted(self.ready):
             higher = sum(1 for p, _ in self.in_flight.values() if p < pick)
             if self.budget_met() or not (final or self.limit is None or len(self.saved) + higher < self.limit):
@@ -2342,8 +2267,7 @@ class ScrapeBatch:
                 self.leave(pick, self.ready.pop(pick)[0])
 
     def announce(self, final=False):
-        """Progress on a terminal: each saved page with its citation number, as the report gives it — once
-        no higher-ranked pick still loading or in reserve could take a lower number (`final`: none can)."""
+        """Progress on a terminal: each saved page with its number, once no higher-ranked pick can take a lower one."""
         if not sys.stderr.isatty():
             return
         open_picks = [] if final else [p for p, _ in self.in_flight.values()] + list(self.ready)
@@ -2416,8 +2340,7 @@ class ScrapeBatch:
 
 
 class InterruptGate:
-    """Ctrl-C takes effect only while the batch waits on the network, never between saving a
-    page and writing its ledger line: the pages and the ledger always agree."""
+    """Ctrl-C takes effect only while the batch waits on the network, never between a save and its ledger line."""
 
     def __init__(self):
         self.open = self.pending = False
@@ -2453,8 +2376,7 @@ class InterruptGate:
 
 
 class Interrupted(Exception):
-    """Ctrl-C during a batch: what was finished is reported (`report`, and `text` for a person) and
-    `message` says how to go on; pages still loading are not waited for."""
+    """Ctrl-C during a batch: `report` and `text` of what was finished, `message` on how to go on."""
 
     def __init__(self, report, text, message):
         super().__init__()
@@ -2476,8 +2398,7 @@ def render_scrape(report, limit=None):
 
 
 def skip_reason(entry):
-    """Why a candidate was skipped, each URL said once: `already saved: md/t/web/x.md`, `duplicate candidate
-    (listed before as https://…)`."""
+    """Why a candidate was skipped, each URL said once: `already saved: md/t/web/x.md`, `duplicate candidate (…)`."""
     if entry.get("path"):
         return f"{entry['reason']}: {entry['path']}"
     same = entry.get("same_as")
@@ -2505,17 +2426,13 @@ def cmd_refresh(args, cfg):
     batch = RefreshBatch(args, cfg, store, synthesis, current_run(events)[0])
     report, code = batch.run(targets)
     report["elapsed_ms"] = elapsed_ms(started)
-    if args.json:
-        emit_json(report)
-    else:
-        write_out(render_refresh(report))
+    write_out(json_text(report) if args.json else render_refresh(report))
     return code
 
 
 def refresh_targets(store, events, every):
-    """(synthesis, [(n, url, current path, (quotes, numbers), cited path)]): the current versions of the pages
-    the topic's latest synthesis cites (`every`: of all), what it takes from each (page_claims) and the newest
-    version it cites, which the live page is compared with (None: not cited)."""
+    """(synthesis, [(n, url, current path, (quotes, numbers), cited path)]) of the pages the latest synthesis cites
+    (`every`: all): what it takes from each, and the newest version it cites, which the live page is compared with."""
     files = synthesis_files(store.topic_dir, events)
     synthesis = os.path.join(store.topic_dir, files[-1][0]) if files else None
     if synthesis is None and not every:
@@ -2548,10 +2465,8 @@ def moved_elsewhere(url, final):
 
 
 class RefreshBatch:
-    """One `refresh`: the targets fetched again W at a time; a page that changed is saved as its next
-    version (never over the one before), one that moved is not saved; a timeout or an http error gets
-    one more try. Like a scrape, this thread saves and writes the ledger, so Ctrl-C never leaves a
-    half-written page or line; the box failing ends the batch, the rest not attempted."""
+    """One `refresh`: the targets fetched again W at a time; a changed page is saved as its next version, a moved one
+    is not; a timeout or http error gets one more try. This thread saves and logs; a box failure ends the batch."""
 
     def __init__(self, args, cfg, store, synthesis, run):
         import secrets
@@ -2595,8 +2510,7 @@ class RefreshBatch:
         in_flight[fetch_in_background(firecrawl_scrape, self.cfg, target[1], False)] = target
 
     def settle(self, target, future):
-        """Judge a fetched target: unchanged, changed from the version cited (saved as a new version unless an earlier
-        refresh saved it), moved, gone or failed; "again" for a first timeout or http error."""
+        """Judge a fetched target: unchanged, changed (saved unless saved before), moved, gone, failed, or "again"."""
         n, url, path, claim, cited = target
         try:
             result = future.result()
@@ -2669,8 +2583,7 @@ def number_ranges(numbers):
 
 
 def render_refresh(report):
-    """The refresh report for a person: a line a page that needs a look, the unchanged ones by number,
-    then the totals."""
+    """The refresh report: a line a page that needs a look, the unchanged ones by number, then the totals."""
     lines = []
     for e in report["pages"]:
         lost = e.get("lost")
@@ -2696,8 +2609,7 @@ def render_refresh(report):
 
 
 def refresh_detail(entry):
-    """What became of a page that needs a look: its new version, where it moved, why it is gone or failed, or
-    the version it is still (unchanged, but without what the synthesis took from an earlier one)."""
+    """What became of a page: its new version, where it moved, why it is gone or failed, or the version it still is."""
     if entry["outcome"] == "unchanged":
         return entry["path"]
     if entry["outcome"] == "changed":
@@ -2707,8 +2619,7 @@ def refresh_detail(entry):
 
 
 def refresh_facts(events, synthesis):
-    """{"date", "synthesis", "pages", "cited", "changed", "gone", "moved", "failed" (their numbers), "quotes",
-    "numbers" (lost)} of the latest refresh of `synthesis`, the topic's latest (a file name, or None), or None."""
+    """{"date", "synthesis", "pages", "cited", outcome: [n…], "quotes", "numbers"} of `synthesis`'s last refresh."""
     last = next((e for e in reversed(events) if e.get("command") == "refresh"), None)
     if last is None or last.get("synthesis") != synthesis:
         return None
@@ -2738,8 +2649,7 @@ def render_refreshed(facts):
 
 
 def cmd_doctor(args, cfg):
-    """Every check at once, each probe of the box one attempt that waits DOCTOR_WAIT seconds (or
-    WEB_TIMEOUT) to connect and to hear back: a box that hangs is reported in seconds."""
+    """Every check at once, each probe one attempt of DOCTOR_WAIT seconds (or WEB_TIMEOUT): a hung box shows at once."""
     from concurrent.futures import ThreadPoolExecutor
     config = config_facts(cfg)
     cfg.retries = 0   # a check is a check: one attempt each, so a dead box is reported at once
@@ -2762,8 +2672,7 @@ def cmd_doctor(args, cfg):
 
 
 def config_facts(cfg):
-    """{NAME: {"value", "source"}}: the settings in effect; a URL built from host and port names the
-    variables it came from."""
+    """{NAME: {"value", "source"}} of the settings in effect; a URL built from host and port names those variables."""
     def source(name, parts=()):
         if cfg.sources[name] == "environment":
             return "environment"
@@ -2784,8 +2693,7 @@ def doctor_check(name, ok, detail, code=EXIT_OK, fix=""):
 
 
 def doctor_failure(name, base, wait, err, setting):
-    """The check of a probe that failed: nothing answers at the address (refused, or no connection
-    in time), the box took the connection but said nothing in time (slow), or the service's answer."""
+    """A failed probe's check: nothing answers there, the box connected but said nothing, or the service's word."""
     from urllib.parse import urlsplit
     cause, where = err.__cause__, urlsplit(base).netloc
     if isinstance(cause, _Transient) and not cause.connected:
@@ -2825,8 +2733,7 @@ def doctor_searxng(cfg):
 
 
 def doctor_firecrawl(cfg, url):
-    """A real test scrape: a dead queue worker shows as a timeout; SCRAPE_ALL_ENGINES_FAILED is
-    Firecrawl's own verdict on the URL (most often: the box cannot reach the internet)."""
+    """A real test scrape: a dead queue worker shows as a timeout, a box off the internet as SCRAPE_ALL_ENGINES_*."""
     try:
         page = firecrawl_scrape(cfg, url, False)
         body = page["markdown"].encode("utf-8")
@@ -2892,16 +2799,12 @@ def cmd_init(args, cfg):
     record_corpus(store.topic_dir, store.events())   # labels are given once, for the topic's life
     if args.with_corpus:
         answer["corpus"] = corpus_facts(store, store.events())
-    if args.json:
-        emit_json(answer)
-    else:
-        write_out(render_init(answer))
+    write_out(json_text(answer) if args.json else render_init(answer))
     return EXIT_OK
 
 
 def check_new_topic(cfg, topic, new):
-    """A usage error for a topic init would start by mistake: named from the md root down (md/x), or new with a
-    name close to an existing topic's (unless `new`)."""
+    """A usage error for a topic init would start by mistake: named from the md root (md/x), or close to another."""
     import difflib
     parts = check_topic(topic)
     if len(parts) > 1 and parts[0] == os.path.basename(cfg.md_root):
@@ -2953,8 +2856,7 @@ GENERATED_ENDINGS = tuple(GENERATED_KINDS)   # what /research writes beside the 
 
 
 def existing_topic(cfg, topic):
-    """A TopicStore for a topic that exists; a usage error (creating nothing) for one that does not:
-    only init starts a topic, so a typo never makes a second one."""
+    """A TopicStore for an existing topic; a usage error, creating nothing, for another: only init starts a topic."""
     topic_dir, _ = topic_dirs(cfg, topic, create=False)
     if not os.path.isdir(topic_dir):
         import difflib
@@ -2997,14 +2899,10 @@ def file_sha256(path):
 
 
 def corpus_labels(events, names, sha_of):
-    """({corpus file name: label}, {name: {"label", "sha256"}} not in the ledger yet) of the corpus files `names`
-    (`sha_of(name)`: a file's sha256). A file keeps the label it was first given; a new one takes the next free
-    label, or the label of a file gone with the same text (renamed); a label is never given again. A topic's
-    first labels follow file-name order."""
-    known = {}
-    for event in events:
-        if event.get("command") == "corpus" and isinstance(event.get("files"), dict):
-            known.update(event["files"])
+    """({corpus file name: label}, {name: {"label", "sha256"}} new to the ledger) of `names` (`sha_of`: their sha256):
+    a file keeps its label; a new one takes the next, or that of a gone file with its text (renamed); none is reused."""
+    known = {name: entry for e in events if e.get("command") == "corpus" and isinstance(e.get("files"), dict)
+             for name, entry in e["files"].items()}
     gone = {entry.get("sha256"): name for name, entry in known.items() if name not in names}
     taken = [int(e["label"][1:]) for e in known.values() if str(e.get("label", ""))[1:].isdigit()]
     new = {}
@@ -3029,8 +2927,7 @@ def record_corpus(topic_dir, events):
 
 
 def text_parts(words, headings):
-    """[[first, last]] 1-based lines cutting a file of `words` (a count a line) into parts of about PART_WORDS
-    and at most PART_MOST words: at the shallowest heading within reach, else a blank line, else any line."""
+    """[[first, last]] 1-based parts of ~PART_WORDS words (at most PART_MOST), cut at the shallowest heading near."""
     import itertools
     total, level = [0] + list(itertools.accumulate(words)), {h[0]: h[2] for h in headings}
     parts, start = [], 1
@@ -3050,8 +2947,7 @@ def text_parts(words, headings):
 
 
 def corpus_facts(store, events):
-    """[{"label", "path", "words", "parts" [[first, last]…], "notes" [k…]}] of the corpus files by label: the
-    parts a page-reader reads, and (1-based) which of them have a note. Reads the ledger, writes only the index."""
+    """[{"label", "path", "words", "parts", "notes" (parts with a note)}] of the corpus files; writes the index only."""
     labels = corpus_labels(events, corpus_files(store.topic_dir),
                            lambda n: file_sha256(os.path.join(store.topic_dir, n)))[0]
     index = LibraryIndex(store)
@@ -3086,8 +2982,7 @@ INDEX_KEYS = {}   # word -> word_key(word): a book repeats its words
 
 
 def index_terms(text):
-    """The words find matches, as keys: a word as word_key gives it (stop words and single letters left out),
-    a run of Chinese, Japanese or Korean characters as its pairs of characters (one alone as itself)."""
+    """The words find matches, as keys: word_key of words (no stop words or single letters), CJK as character pairs."""
     terms = []
     for token in INDEX_TOKEN.findall(text.casefold()):
         if "\u1100" <= token[0] and CJK_CHAR.match(token):
@@ -3098,9 +2993,7 @@ def index_terms(text):
 
 
 def file_passages(lines, words_of, first, headings):
-    """[(first, last, heading, text)] of a file's lines (`words_of`: their words) from index `first`: its text
-    (text_lines) cut into passages of about PASSAGE_WORDS, at blank lines and sentence ends, never across a
-    heading; lines 1-based."""
+    """[(first, last, heading, text)] of a file from index `first`: passages of ~PASSAGE_WORDS, never past a heading."""
     import bisect
     layout, starts = debris_lines(lines), [h[0] for h in headings]
     heads, passages, run, words = set(starts), [], [], 0   # run: the indices of the passage's lines of text so far
@@ -3124,9 +3017,7 @@ def file_passages(lines, words_of, first, headings):
 
 
 class LibraryIndex:
-    """find's index of a topic's corpus files and saved pages (md/T/web/.index/find.sqlite, which git never
-    sees): each file's words, parts and passages, and the passages each word is in. A file is read again
-    only when it changed; a topic web.py cannot write to gets an index in memory."""
+    """find's index of a topic's files (web/.index/find.sqlite): words, parts, passages; in memory if unwritable."""
 
     def __init__(self, store):
         import sqlite3
@@ -3153,12 +3044,8 @@ class LibraryIndex:
         return db
 
     def update(self, files, prune=False):
-        """Index the files ({rel: path}) that are new or changed since they were indexed; with `prune`, forget
-        every other file (deleted, or a page's earlier version)."""
-        stamps = {}
-        for rel, path in files.items():
-            stat = os.stat(path)
-            stamps[rel] = f"{stat.st_mtime_ns}:{stat.st_size}"
+        """Index the files ({rel: path}) new or changed since; `prune`: forget all others (gone, or old versions)."""
+        stamps = {rel: "{0.st_mtime_ns}:{0.st_size}".format(os.stat(path)) for rel, path in files.items()}
         if self.changes(stamps, prune) == ([], []):
             return
         try:
@@ -3186,6 +3073,7 @@ class LibraryIndex:
 
     def add(self, rel, path, stamp):
         import json
+        from collections import Counter
         with open(path, "rb") as handle:
             text = handle.read().decode("utf-8", "replace")
         facts = text_facts(text)
@@ -3199,10 +3087,7 @@ class LibraryIndex:
                 file_passages(lines, words, facts["header"], facts["headings"]), row + 1):
             terms = index_terms(passage)
             passages.append((row, rel, first, last, heading, len(terms), passage))
-            counts = {}
-            for term in terms:
-                counts[term] = counts.get(term, 0) + 1
-            postings += [(term, row, n) for term, n in counts.items()]
+            postings += [(term, row, n) for term, n in Counter(terms).items()]
         self.db.executemany("INSERT INTO passages VALUES (?, ?, ?, ?, ?, ?, ?)", passages)
         self.db.executemany("INSERT INTO terms VALUES (?, ?, ?)", postings)
 
@@ -3264,16 +3149,12 @@ def cmd_find(args, cfg):
     hits = find_hits(store, index, [(row, q) for row, (_, q) in best], terms, len(queries) > 1)
     answer = {"schema": SCHEMAS["find"], "ok": True, "queries": {str(n): q for n, q in enumerate(queries, 1)},
               "hits": hits, "elapsed_ms": elapsed_ms(started)}
-    if args.json:
-        emit_json(answer)
-    else:
-        write_out(render_find(answer, len(files)))
+    write_out(json_text(answer) if args.json else render_find(answer, len(files)))
     return EXIT_OK
 
 
 def find_hits(store, index, found, terms, several):
-    """The hits as find gives them: label, path, lines, heading, snippet, words; a corpus file's part (and its
-    note, if read) when it has several; the queries that found it when there were several."""
+    """find's hits: label, path, lines, heading, snippet, words; a corpus file's part and note; queries if several."""
     labels, numbers = record_corpus(store.topic_dir, store.events()), None
     hits = []
     for row, queries in found:
@@ -3303,8 +3184,7 @@ def find_snippet(text, terms):
     """Up to SNIPPET_CHARS of a passage on one line, from a little before the first word it was found for."""
     flat = " ".join(text.split())
     folded = flat.casefold()
-    at = min((m.start() for m in INDEX_TOKEN.finditer(folded) if set(index_terms(m.group(0))) & set(terms)),
-             default=0)
+    at = min((m.start() for m in INDEX_TOKEN.finditer(folded) if set(index_terms(m.group(0))) & set(terms)), default=0)
     start = 0 if at < 80 else flat.rfind(" ", 0, at - 60) + 1
     return ("…" if start else "") + shorter(flat[start:], SNIPPET_CHARS - (1 if start else 0))
 
@@ -3351,9 +3231,8 @@ PROSE_WORDS = 8           # a line with this many words outside links is running
 
 
 def page_headings(lines, first=0):
-    """[(line, level, text)] of the ATX and setext headings in `lines` from index `first` on, outside
-    code fences and un-fenced code; a setext heading starts at the first line of the paragraph it
-    underlines, which may end in a link, then a blank line (Firecrawl breaks the line after every link)."""
+    """[(line, level, text)] of the ATX and setext headings from index `first`, outside code fences and un-fenced code;
+    a setext heading starts at its paragraph, which may end in a link and a blank line (Firecrawl's)."""
     lines = [HARD_BREAK.sub(r"\1", line) for line in lines]
     headings, fence, paragraph, code, indent = [], None, None, False, 0   # code: inside un-fenced code
     i = first
@@ -3399,8 +3278,7 @@ DOT_LEADERS = re.compile(r"(?:\. ?){4,}|\s\d+$")   # a table of contents' line
 
 
 def numbered_headings(lines):
-    """[(line, level, text)] of the numbered headings a PDF conversion has instead of `#` lines (pdftotext):
-    `1.2.12 Title`, `Chapter 2` / `1.2` with the title on the next line; the level is the number's depth."""
+    """[(line, level, text)] of a PDF conversion's numbered headings: `1.2.12 Title`, `Chapter 2` over its title."""
     found = []
     for i, line in enumerate(lines):
         match = NUMBERED.fullmatch(line) if len(line) < 100 else None
@@ -3420,8 +3298,7 @@ def numbered_headings(lines):
 
 
 def cell_heading(line):
-    """(level, text) of a heading Firecrawl put in a table's first cell (`| Macros<br>------ |`), with its
-    underline as long as its text, half as long at least; None for any other line."""
+    """(level, text) of a heading Firecrawl put in a table's first cell (`| Macros<br>------ |`), else None."""
     cell = CELL_HEADING.match(line)
     if not cell or 2 * len(cell.group(2)) < len(cell.group(1)):
         return None
@@ -3429,16 +3306,14 @@ def cell_heading(line):
 
 
 def heading_end(lines, i):
-    """Index of the last line of ATX heading i: the lines after it while the one before ends in a link
-    (Firecrawl breaks the line after every link, a heading's too) or in a hard line break (`<br>`)."""
+    """Index of ATX heading i's last line: it goes on while the line before ends in a link or hard break (Firecrawl)."""
     while heading_goes_on(lines, i + 1):
         i += 1
     return i
 
 
 def heading_goes_on(lines, k):
-    """True when line k, after a line ending in a link or a hard break, is text (no heading) or a lone
-    hard break (a `<br>`) with text after it."""
+    """True when line k, after a line ending in a link or hard break, is text, or a lone `<br>` with text after it."""
     broken = LINK_END.search(lines[k - 1]) or lines[k - 1].endswith("  ")
     if k >= len(lines) or not broken or ATX_HEADING.match(lines[k]):
         return False
@@ -3462,23 +3337,20 @@ def running_text(line):
 
 
 def underline_after_blank(lines, i):
-    """True when blank line i sits between a line ending in a link and a setext underline as long as the
-    text (half as long at least: a thematic break is short)."""
+    """True when blank line i parts a line ending in a link from a setext underline at least half as long as it."""
     return (blank_line(lines, i) and not blank_line(lines, i + 1) and bool(SETEXT_RULE.match(lines[i + 1]))
             and bool(LINK_END.search(lines[i - 1])) and 2 * len(lines[i + 1].strip()) >= len(lines[i - 1].strip()))
 
 
 def item_indent(line, indent):
-    """The column where the content of the list item `line` is in starts (0 outside lists), given the one
-    of the line before: after the markers of a new item, at a line's own indent left of the item's."""
+    """The column where list item `line`'s content starts (0 outside lists), given the line before's."""
     item, lead = LIST_ITEM.match(line), len(line) - len(line.lstrip())
     return item.end() if item else lead if line.strip() and lead < indent else indent
 
 
 def atx_is_heading(lines, i, atx, code):
-    """Whether ATX line i is a heading, not a comment in un-fenced code: a lone `#` never is, nor a line
-    next to one with as many `#`s (a run of comments); inside code, only one with blank lines around it
-    that holds links or code spans, or whose next text (past more such lines) is prose or markup."""
+    """Whether ATX line i is a heading, not a comment in un-fenced code: never a lone `#` nor one beside as many `#`s;
+    in code, only with blank lines around and links or code spans in it, or prose or markup after it."""
     marks, text = atx.group(1, 2)
     if marks == "#" and not text:
         return False
@@ -3501,8 +3373,7 @@ def atx_is_heading(lines, i, atx, code):
 
 
 def heading_text(text):
-    """A heading as one plain line, as the page shows it: links reduced to their text; images, permalink
-    marks (¶), code marks and markdown's escapes gone."""
+    """A heading as one plain line, as the page shows it: links as text; images, ¶, code marks and escapes gone."""
     plain = HEADING_LINK.sub(lambda link: "" if link.group(1) else link.group(2), text)
     return " ".join(ESCAPE.sub(r"\1", plain.replace("`", "")).replace("¶", " ").split())
 
@@ -3514,9 +3385,8 @@ def text_words(line):
 
 
 def line_kinds(lines, first):
-    """Each line from `first` on as "prose" (running text), "links" (a line of links or images and a word
-    at most besides: navigation), "text" (a few words, with links or not: an index's entry; a table's row
-    with a link or a word: a reference's member) or "" (blank, a word, markup)."""
+    """Each line from `first` as "prose", "links" (links and a word at most: navigation), "text" (a few words: an
+    index's entry, a table row with a link or word) or "" (blank, a word, markup)."""
     kinds = []
     for line in lines[first:]:
         words, link = text_words(line), HEADING_LINK.search(line)
@@ -3532,10 +3402,8 @@ def navigation(kinds, first, start, end):
 
 
 def main_text(lines, first, headings):
-    """(start, end) 1-based lines of the page's running text: headings cut the page into parts; the
-    parts of links before the first prose and after the last (menus, tables of contents, footers) are
-    left out, but sections of code or tables next to the prose and the page's title above it are in.
-    From the title or the first prose when every part is links, the top when there is neither."""
+    """(start, end) 1-based lines of the page's running text: of the parts headings cut, those of links before the first
+    prose and after the last are left out; code or tables next to the prose and the title above it are kept."""
     kinds = line_kinds(lines, first)
     cuts = sorted({first + 1} | {h[0] for h in headings} | {len(lines) + 1})
     parts = [(a, b - 1) for a, b in zip(cuts, cuts[1:])]
@@ -3563,23 +3431,20 @@ def main_text(lines, first, headings):
 
 
 def section_of_text(kinds, first, start, end, opening):
-    """True when lines start..end (1-based) are a section (they start at a heading) of no more lines
-    of links than lines of text: code, a table, a reference's members."""
+    """True when lines start..end are a section with no more lines of links than of text: code, a table, members."""
     part = kinds[start - 1 - first:end - first]
     return start in opening and part.count("links") <= part.count("text")
 
 
 def page_title(headings):
-    """Line of the page's title: its first level-1 heading, else its one heading of the top level (a
-    DocBook section's h2); None without one."""
+    """Line of the page's title: its first h1, else its one heading of the top level (a DocBook section's h2)."""
     level = min((h[1] for h in headings), default=0)
     top = [h[0] for h in headings if h[1] == level]
     return top[0] if top and (level == 1 or len(top) == 1) else None
 
 
 def outline_facts(text):
-    """{"lines", "words", "header" (last header line, 0 without one), "main" [start, end], "headings":
-    [[line, end, level, words, text]]} of a saved page or a corpus file (text_facts, and its main text)."""
+    """{"lines", "words", "header", "main" [start, end], "headings" [[line, end, level, words, text]]} of a file."""
     facts = text_facts(text)
     found = [(line, level, title) for line, _, level, _, title in facts["headings"]]
     return dict(facts, words=sum(facts["words"][facts["header"]:]),
@@ -3587,9 +3452,8 @@ def outline_facts(text):
 
 
 def text_facts(text):
-    """{"text" (its lines), "words" (a count a line), "lines", "header", "headings"} of a file: a saved page's
-    headings, or a PDF conversion's numbered ones where it has more of those (its `#` lines are shell prompts);
-    a heading's section runs to the next heading of its level or higher."""
+    """{"text", "words" (a line's), "lines", "header", "headings"} of a file: its headings, or a PDF conversion's
+    numbered ones where more (its `#` lines are shell prompts); a section runs to the next heading as high."""
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
@@ -3606,8 +3470,7 @@ def text_facts(text):
 
 
 def render_outline(shown, facts, budget=None):
-    """The outline as Claude and a person read it: one line of figures, then a line a heading, deepest
-    levels dropped (and said so) until it fits `budget` characters (default: OUTLINE_SHARE of the page)."""
+    """The outline: a line of figures, then a line a heading, deepest levels dropped (and said so) to fit `budget`."""
     start, end = facts["main"]
     head = [f"{shown}: {facts['lines']:,} lines, {facts['words']:,} words · main text: lines {start:,}–{end:,}"
             + (f" (header 1–{facts['header']})" if facts["header"] else "")]
@@ -3627,8 +3490,7 @@ def render_outline(shown, facts, budget=None):
 
 
 def fit_outline(rows, room, notice):
-    """(rows kept, deepest level kept) of [(level, row)] in `room` characters: all when they fit, else
-    room left for the `notice` that says so, the deepest levels dropped, then the rows past the room."""
+    """(rows kept, deepest level kept) of [(level, row)] within `room`: all, else deepest levels dropped, then cut."""
     depth = max((level for level, _ in rows), default=0)
     if sum(len(r) + 1 for _, r in rows) <= room:
         return [r for _, r in rows], depth
@@ -3664,11 +3526,9 @@ def page_outline(path):
 def cmd_outline(args, cfg):
     facts = page_outline(args.page)
     shown = display_path(args.page)
-    if args.json:
-        emit_json(dict({"schema": SCHEMAS["outline"], "ok": True, "path": shown},
-                       **{k: v for k, v in facts.items() if k != "chars"}))
-    else:
-        write_out(render_outline(shown, facts))
+    answer = dict({"schema": SCHEMAS["outline"], "ok": True, "path": shown}, **facts)
+    del answer["chars"]
+    write_out(json_text(answer) if args.json else render_outline(shown, facts))
     return EXIT_OK
 
 
@@ -3691,8 +3551,7 @@ PART_LINES = re.compile(r"(?im)^[ \t*_]*lines[ \t*_]*:[ \t*_]*L?(\d+)[ \t]*[–-
 
 
 def note_path(page, part=None):
-    """The note file of a saved page, web/notes/<its file name>, or of a corpus file's part, web/notes/corpus/
-    <name>.L<first>-<last>.md (<name>.md for a file read whole)."""
+    """The note of a saved page, web/notes/<name>, or of a corpus part, web/notes/corpus/<stem>.L<a>-<b>.md."""
     folder, name = os.path.split(page)
     if os.path.basename(folder) == "web":
         return os.path.join(folder, NOTES_DIR, name)
@@ -3715,8 +3574,7 @@ def passage_text(rest):
 
 
 def passage_problems(passages, lines, slack=1):
-    """The passages that are not in the page at the lines they name (with `slack` lines either side);
-    [(first, last, text)]. Lines are the file's, 1-based, as the Read tool numbers them."""
+    """[(first, last, text)] of the passages not at the lines they name (± `slack`), 1-based as Read numbers them."""
     lines = [line[:-1] if line.endswith("\\") else line for line in lines]   # a hard line break's backslash is markup
     problems, layout = [], debris_lines(lines)
     for first, last, text in passages:
@@ -3747,25 +3605,21 @@ def render_note(page_shown, number, title, lines, note, problems, passages, date
         "page, not the note\n\n" + note.strip() + "\n"
 
 
-def is_saved_page(path, cfg):
-    """True for a real path that is a saved page file: md/<topic>/web/<slug>.md under the md root."""
-    root = os.path.realpath(cfg.md_root)
-    return os.path.commonpath([path, root]) == root and os.path.basename(os.path.dirname(path)) == "web" and \
-        path.endswith(".md") and not os.path.basename(path).startswith(("_", ".")) and os.path.isfile(path)
-
-
-def is_corpus_file(path, cfg):
-    """True for a real path that is a corpus file: md/<topic>/<name>.md, outside web/, not what /research writes."""
+def library_kind(path, cfg):
+    """What a real path under the md root is: "page" (md/<topic>/web/<slug>.md), "corpus" (md/<topic>/<name>.md)."""
     root = os.path.realpath(cfg.md_root)
     rel = os.path.relpath(path, root).split(os.sep) if os.path.commonpath([path, root]) == root else []
-    return len(rel) > 1 and "web" not in rel[:-1] and path.endswith(".md") and not path.endswith(GENERATED_ENDINGS) \
-        and os.path.isfile(path)
+    if not rel or not path.endswith(".md") or not os.path.isfile(path):
+        return None
+    if os.path.basename(os.path.dirname(path)) == "web":
+        return None if rel[-1].startswith(("_", ".")) else "page"
+    return "corpus" if len(rel) > 1 and "web" not in rel and not path.endswith(GENERATED_ENDINGS) else None
 
 
 def reader_page(prompt, cwd, cfg):
     """(path, problem): the one saved page or corpus file a reader's prompt names, or why it does not name one."""
     found = dict.fromkeys(os.path.realpath(os.path.join(cwd, m)) for m in LIBRARY_PATH.findall(prompt or ""))
-    pages = [p for p in found if is_saved_page(p, cfg) or is_corpus_file(p, cfg)]
+    pages = [p for p in found if library_kind(p, cfg)]
     if len(pages) == 1:
         return pages[0], None
     if not pages:
@@ -3773,20 +3627,14 @@ def reader_page(prompt, cwd, cfg):
     return None, f"the prompt names {len(pages)} files: give each its own {READER}"
 
 
-def file_parts(path, cfg):
-    """(words, [[first, last]…]) of a corpus file: the parts a page-reader reads, from find's index."""
+def reader_part(prompt, path, cfg):
+    """(part, parts) a reader reads of a corpus file: the prompt's `Lines: a–b` or the only part, else None."""
+    if library_kind(path, cfg) != "corpus":
+        return None, None
     topic = os.path.relpath(os.path.dirname(path), os.path.realpath(cfg.md_root)).replace(os.sep, "/")
     index, name = LibraryIndex(TopicStore(cfg, topic)), os.path.basename(path)
-    index.update({name: path})
-    return index.facts(name)
-
-
-def reader_part(prompt, path, cfg):
-    """(part, parts) a page-reader reads of a corpus file: the prompt's `Lines: a–b`, or the one part of a file
-    read whole; part None when the prompt names none of the file's parts. A saved page: (None, None)."""
-    if not is_corpus_file(path, cfg):
-        return None, None
-    parts, asked = file_parts(path, cfg)[1], PART_LINES.search(prompt or "")
+    index.update({name: path})   # the parts find's index gives the file
+    parts, asked = index.facts(name)[1], PART_LINES.search(prompt or "")
     part = [int(asked.group(1)), int(asked.group(2))] if asked else parts[0] if len(parts) == 1 else None
     return (part if part in parts else None), parts
 
@@ -3804,17 +3652,8 @@ def char_count(data):
     return len(data.translate(None, CONTINUATION_BYTES))
 
 
-def page_size(path):
-    """(words, characters) of a saved page's body (below its header)."""
-    with open(path, "rb") as handle:
-        raw = handle.read()
-    body = raw[header_of(raw)[1]:]
-    return count_words(body), char_count(body)
-
-
 def unfenced(answer):
-    """A reader's answer without a code fence around the whole of it (readers see their answer's shape in one);
-    an answer whose first fence closes before its last line, or never, is kept as it is."""
+    """A reader's answer without a code fence around all of it; one whose first fence closes early or never is kept."""
     lines = answer.strip().split("\n")
     opener = FENCE.match(lines[0])
     if not opener:
@@ -3835,8 +3674,7 @@ SAW_NONE = re.compile(r"(?i)[\s*_`(-]*(?:none|nothing|nil|n/?a|no(?:\s+instructi
 
 
 def note_instructions(note):
-    """The lines of its page a reader reported under "Instructions seen", [(first, last)] ([] when it named
-    none), or None when it saw none: such a page is flagged reader-instructions."""
+    """[(first, last)] a reader reported under "Instructions seen" ([]: lines unnamed), or None when it saw none."""
     match = INSTRUCTIONS_SEEN.search(note)
     said = match.group(1).strip() if match else ""
     if not said or SAW_NONE.fullmatch(said):
@@ -3862,9 +3700,7 @@ def reader_flags(events):
 
 
 def save_note(page, note, session, part=None, parts=None):
-    """Check a reader's note against its page (or a corpus file's part) and save it under web/notes/; the ledger
-    records it, with the lines the reader reported as instructions. Returns (the note's path, its passages, the
-    passages that are not verbatim at their lines, those lines or None)."""
+    """Check a reader's note against its page or corpus part, save and log it: (path, passages, not verbatim, seen)."""
     corpus = parts is not None
     web_dir = os.path.join(os.path.dirname(page), "web") if corpus else os.path.dirname(page)
     events = read_ledger(os.path.join(web_dir, "_ledger.jsonl"))
@@ -3880,10 +3716,7 @@ def save_note(page, note, session, part=None, parts=None):
     body = render_note(display_path(page) + (f" lines {part[0]}–{part[1]}" if corpus and len(parts) > 1 else ""),
                        number, split_saved(text)[0].get("title"), len(lines), note, problems, passages,
                        f"{now_utc():%Y-%m-%d}")
-    try:
-        atomic_write(path, body.encode("utf-8"))
-    except OSError as err:
-        raise writable_error(path, err)
+    write_file(path, body.encode("utf-8"))
     seen = note_instructions(note)
     where = {"corpus": name, "part": part} if corpus else {"page": name}
     append_events(web_dir, [ledger_event(current_run(events)[0], "note", None, **where, n=number,
@@ -3901,16 +3734,13 @@ def current_version(path):
 
 
 def note_state(path, chars, noted=None):
-    """A saved page's note: short (read whole, no note), done (a page-reader's note exists) or needed;
-    `noted`: the file names in notes/, when listed already."""
+    """A saved page's note: short (read whole), done (a note exists) or needed; `noted`: the notes/ listing, if made."""
     done = os.path.isfile(note_path(path)) if noted is None else os.path.basename(path) in noted
     return "short" if chars <= READER_CHARS else "done" if done else "needed"
 
 
 def note_facts(store, names, numbers, events=()):
-    """{"done": [n…], "need": [{"n", "path", "words"}], "flagged": [{"n", "note", "lines"}]} for the long pages
-    among `names` (page files): which have a note, which still need a reader, and which a reader reported
-    as holding instructions (from `events`, the ledger); `numbers`: the citation numbers."""
+    """{"done": [n], "need": [{"n", "path", "words"}], "flagged": [{"n", "note", "lines"}]} of long pages `names`."""
     done, need, flagged, flags = [], [], [], reader_flags(events)
     for name in names:
         path = os.path.join(store.web_dir, name)
@@ -3919,12 +3749,12 @@ def note_facts(store, names, numbers, events=()):
         if name in flags:
             flagged.append({"n": numbers.get(name), "note": display_path(note_path(path)),
                             "lines": [list(r) for r in flags[name]]})
-        words, chars = page_size(path)
-        state = note_state(path, chars)
+        facts = read_page_facts(path)
+        state = note_state(path, facts["chars"])
         if state == "done":
             done.append(numbers.get(name))
         elif state == "needed":
-            need.append({"n": numbers.get(name), "path": display_path(path), "words": words})
+            need.append({"n": numbers.get(name), "path": display_path(path), "words": facts["words"]})
     return {"done": sorted(done), "need": sorted(need, key=lambda e: e["n"]),
             "flagged": sorted(flagged, key=lambda e: e["n"])}
 
@@ -3936,8 +3766,7 @@ TOKENS_PER_WORD = 1.3                           # a reading estimate: prose runs
 
 
 def round_share(options, saved_before, round_no):
-    """The pages round `round_no` may save: all of max_sources without --deep; with --deep round 1
-    takes half (rounded up) and each later round an even share of what is left."""
+    """Pages round `round_no` may save: all without --deep; with it round 1 half (up), later ones a fair share."""
     total, max_rounds = options.get("max_sources") or 0, options.get("max_rounds") or 1
     left = total - saved_before
     if left <= 0 or round_no > max_rounds:
@@ -3994,8 +3823,7 @@ def run_facts(events):
 
 
 def asked_firecrawl(event):
-    """True for a scrape event that cost a Firecrawl request: not a URL refused or skipped before asking, nor
-    a page superseded by its higher-ranked twin (its saved event counted it)."""
+    """True for a scrape event that cost a Firecrawl request: not refused or skipped first, nor a superseded twin."""
     if event.get("outcome") == "skipped":
         return event.get("reason") in ("unchanged", "duplicate") and "supersedes" not in event
     return event.get("outcome") in ("saved", "failed", "unused") and event.get("kind") not in ("invalid-url", "policy")
@@ -4007,17 +3835,15 @@ def picks_name(run_index, round_no):
 
 
 def reused_pages(mine, current):
-    """The pages a run found saved before it — picked again (`already saved`) or refreshed and still
-    there — by their current version's file name; none it saved itself."""
+    """The pages a run found saved before it (picked again, or refreshed), by current version; none it saved itself."""
     found = {page_base(os.path.basename(e["path"])): os.path.basename(e["path"]) for e in mine if e.get("path") and (
         e.get("reason") == "already saved" or e.get("command") == "refresh" and e.get("outcome") in ("unchanged", "changed"))}
     return [name for base, name in found.items() if base not in current]
 
 
 def retry_picks(scrapes, found=None):
-    """{url key: [url, kind, title]} of the picks a later round may take again: unused when --limit was met, not
-    reached by an interrupted scrape, or failed once so far by a timeout or an http error (retried once, never
-    twice); the title is the search hit's (`found`: search_facts), else None."""
+    """{url key: [url, kind, title]} of the picks a later round may take again: unused, cut by an interrupt, or failed
+    once by a timeout or http error (never twice); the title from `found` (search_facts), else the event's."""
     latest, failures = {}, {}
     for event in scrapes:
         key = url_key(event.get("url") or "")
@@ -4108,8 +3934,7 @@ def status_facts(store):
               "limit": facts["limit"], "stop": facts["stop"],
               "retry": [{k: v for k, v in (("url", url), ("kind", kind), ("title", title)) if v}
                         for url, kind, title in facts["retry"]],
-              "corpus": corpus, "site": options.get("site"),
-              "exclude_site": options.get("exclude_site"),
+              "corpus": corpus, "site": options.get("site"), "exclude_site": options.get("exclude_site"),
               "policy": display_path(os.path.join(store.topic_dir, POLICY_FILE))
               if os.path.isfile(os.path.join(store.topic_dir, POLICY_FILE)) else None,
               "picks": display_path(os.path.join(store.web_dir, facts["picks"])) if facts["limit"] else None,
@@ -4165,10 +3990,7 @@ def render_past_budget(saved, answer):
 
 def cmd_status(args, cfg):
     answer = status_facts(existing_topic(cfg, args.topic))
-    if args.json:
-        emit_json(answer)
-    else:
-        write_out(render_status(answer, args.topic))
+    write_out(json_text(answer) if args.json else render_status(answer, args.topic))
     return EXIT_OK
 
 
@@ -4179,9 +4001,8 @@ MANIFEST_END = "<!-- web.py:end -->"
 
 
 def source_numbers(events, web_dir, names=None):
-    """Stable citation numbers of page files: scrape calls in ledger order, pages in pick order within
-    a call (a page keeps the number it got first, and all its versions share it); then pages the ledger
-    does not know (`names`: the page files, when not read from `web_dir`)."""
+    """Stable citation numbers of page files: scrape calls in ledger order, pick order within one; a page keeps its
+    first number, shared by its versions; then pages the ledger does not know (`names`, else web_dir's files)."""
     batches, saved = {}, []
     for event in events:
         if event.get("command") != "scrape":
@@ -4213,19 +4034,15 @@ def synthesis_files(topic_dir, events):
 
 
 def synthesis_status(topic_dir, events, files=None):
-    """[{"file", "goal", "run", "index", "date", "status", "errors", "checked", "audit"}] of `files` (synthesis_files,
-    default all): the run that wrote it, the day it started (else the file's), its latest cite-check result,
-    whether the file changed since (status: passed, failing, changed, unchecked), its latest citation audit
-    ({"problems", "current": the file is still the one audited}) when there is one."""
+    """[{"file", "goal", "run", "index", "date", "status", "errors", "checked", "audit"}] of `files` (default: all): the
+    latest cite-check, whether the file changed since (status: passed, failing, changed, unchecked), the audit."""
     import datetime
-    import hashlib
     checks = {e.get("file"): e for e in events if e.get("command") == "cite-check"}
     found = []
     for name, goal, index, init in synthesis_files(topic_dir, events) if files is None else files:
         path = os.path.join(topic_dir, name)
         try:
-            with open(path, "rb") as handle:
-                sha = hashlib.sha256(handle.read()).hexdigest()
+            sha = file_sha256(path)
         except OSError:
             continue
         last = checks.get(name)
@@ -4244,8 +4061,7 @@ def synthesis_status(topic_dir, events, files=None):
 
 
 def earlier_syntheses(topic_dir, events, goal, mine=None):
-    """({"path", "run", "date", "status", "errors", "checked", "audit" {"problems", "current", "path"}} of the newest
-    synthesis of this goal slug but `mine`, or None; how many there are): the newest alone is read."""
+    """(the newest synthesis of this goal slug but `mine`, as status shows it, or None; how many there are)."""
     files = [f for f in synthesis_files(topic_dir, events) if f[1] == goal and f[0] != mine]
     for entry in synthesis_status(topic_dir, events, files[-1:]):
         entry = dict(entry, path=display_path(os.path.join(topic_dir, entry["file"])))
@@ -4273,8 +4089,7 @@ def synthesis_goal(name):
 
 
 def synthesis_name(goal, topic_dir, events):
-    """The synthesis file of a new run: <goal-slug>-<today>-synthesis.md (-2, -3 … on the same day), a name no
-    earlier run claimed and no file has: a run never writes over another run's synthesis."""
+    """A new run's synthesis, <goal-slug>-<today>[-n]-synthesis.md, a name no run claimed and no file has."""
     import itertools
     claimed = {e.get("synthesis") for e in events if e.get("command") == "init"}
     stem = f"{text_slug(goal)}-{now_utc():%Y-%m-%d}"
@@ -4356,9 +4171,7 @@ def manifest_facts(store):
 
 
 def saved_rows(store, numbers, flagged=None, gone=None):
-    """[{"n", "name", "url", "title", "words", "flags", "note", "instructions", "gone"}] of the pages on disk
-    (current versions), by number; note: short (read whole), done (a page-reader's note exists) or needed;
-    `flagged` (reader_flags): reader-instructions and the lines; `gone` (gone_pages): the day it was found gone."""
+    """[{"n", "name", "url", "title", "words", "flags", "note", "instructions", "gone"}] of the current pages."""
     rows, noted = [], set(page_files(os.path.join(store.web_dir, NOTES_DIR)))
     for path in store.current.values():
         name, facts = os.path.basename(path), store.pages()[os.path.basename(path)]
@@ -4377,8 +4190,7 @@ def shown_flags(page):
 
 
 def candidate_rows(queries, latest, picked, by_key, round_label, retry):
-    """One row a URL these `queries` found or a scrape tried (`picked`: keys of `latest`, each URL's latest scrape):
-    where it was first found and what became of it."""
+    """A row a URL the `queries` found or a scrape tried (`picked`): where it was found first, what became of it."""
     rows = {}
     for event in queries:
         for hit in event.get("results") or []:
@@ -4471,8 +4283,7 @@ def render_requests(requests):
 
 
 def render_scope(facts):
-    """The manifest's Source scope section: the policy in effect, each run's --site/--exclude-site,
-    and each hit they dropped, with how many times (none of it when the topic has no scope)."""
+    """The manifest's Source scope: the policy, each run's --site/--exclude-site, the hits dropped; [] unscoped."""
     scoped = [r for r in facts["runs"] if (r.get("options") or {}).get("site") or
               (r.get("options") or {}).get("exclude_site")]
     if not (facts["policy"] or scoped or facts["dropped"]):
@@ -4579,16 +4390,13 @@ def cmd_manifest(args, cfg):
     run = facts["run"] or {}   # gathering ended here: status reads it from the ledger
     store.append([ledger_event(run.get("run"), "manifest", run.get("round"))])
     answer = checkpoint(store, facts)
-    if args.json:
-        emit_json(answer)
-    else:
-        write_out(render_checkpoint(args.topic, answer, facts, os.path.join(store.web_dir, "_notes.md")))
+    notes = os.path.join(store.web_dir, "_notes.md")
+    write_out(json_text(answer) if args.json else render_checkpoint(args.topic, answer, facts, notes))
     return EXIT_OK
 
 
 def write_manifest(store, block):
-    """Replace the generated block of md/T/web/_manifest.md under the topic lock, keeping every byte
-    a person wrote outside the markers."""
+    """Replace _manifest.md's generated block under the topic lock; every byte a person wrote outside it stays."""
     path = os.path.join(store.web_dir, "_manifest.md")
     with store.lock():
         try:
@@ -4599,15 +4407,11 @@ def write_manifest(store, block):
         except (OSError, UnicodeDecodeError) as err:   # kept: it may hold a person's edits outside the markers
             raise usage_error(f"cannot read {display_path(path)} ({getattr(err, 'strerror', None) or err})",
                               "save it as UTF-8 text, or move it away and run manifest again")
-        try:
-            atomic_write(path, merge_manifest(existing, block).encode("utf-8"))
-        except OSError as err:
-            raise writable_error(path, err)
+        write_file(path, merge_manifest(existing, block).encode("utf-8"))
 
 
 def refresh_manifest(topic_dir):
-    """Rewrite the generated block of a topic's manifest, when it has one (after cite-check records a
-    result, so that its Synthesis section is current); a folder outside the md root is left alone."""
+    """Rewrite a topic's manifest block, if it has one, once cite-check records (its Syntheses stay current)."""
     if not os.path.isfile(os.path.join(topic_dir, "web", "_manifest.md")):
         return
     cfg = Config(os.environ, box=False)
@@ -4662,9 +4466,7 @@ LABEL_TEXT = re.compile(r"\[C?\d+(?: v\d+)?(?:[,–-] ?C?\d+(?: v\d+)?)*\]")   #
 
 
 class Block:
-    """A paragraph, list item, table row, block quote, footnote or link definition of a synthesis:
-    section, first line, kind, text, and its unit — the top-level block it is nested in (itself
-    for a top-level block)."""
+    """A paragraph, list item, table row, block quote, footnote or link definition; its unit: the top-level one."""
 
     def __init__(self, section, line, kind, text, unit=None, label=None, depth=None):
         self.section, self.line, self.kind, self.text = section, line, kind, text
@@ -4683,9 +4485,8 @@ class Block:
 
 
 class Reading:
-    """Where outline() stands: the blocks so far, the block a next line continues, the list item
-    or footnote an indented line joins, whether a table is open, and the block quote that only
-    blank lines separate from the next line (an attribution line there joins it)."""
+    """Where outline() stands: the blocks, the block a line continues, the unit an indented line joins, an open table,
+    and the block quote an attribution line after blank lines joins."""
 
     def __init__(self):
         self.blocks, self.block, self.unit, self.table, self.after_quote = [], None, None, False, None
@@ -4710,13 +4511,11 @@ def read_synthesis(path):
 
 
 def check_synthesis(path, cfg):
-    """A usage error unless the file is a synthesis: `*-synthesis.md` in a topic folder (one
-    holding a web/ folder, or right under the md root)."""
+    """A usage error unless the file is `*-synthesis.md` in a topic folder (holding web/, or under the md root)."""
     folder = os.path.dirname(os.path.realpath(path))
     topic = os.path.isdir(os.path.join(folder, "web")) or os.path.dirname(folder) == os.path.realpath(cfg.md_root)
     if not (topic and os.path.basename(path).endswith("-synthesis.md")):
-        raise usage_error(f"{display_path(path)} is not a synthesis",
-                          "give md/<topic>/<goal-slug>-<date>-synthesis.md")
+        raise usage_error(f"{display_path(path)} is not a synthesis", "give md/<topic>/<goal-slug>-<date>-synthesis.md")
 
 
 def outline(text):
@@ -4726,10 +4525,8 @@ def outline(text):
 
 
 def blocks_of(text):
-    """(blocks, title lines) of a synthesis. Code (fenced or indented), thematic breaks and the title
-    block (the `#` title and the `> field: …` lines under it, with the `>` lines right after them) are
-    not blocks; headings (# and underlined)
-    are, for their quotes and links, and so are the Sources list's, for their links (Block.prose is False)."""
+    """(blocks, title lines) of a synthesis: code, thematic breaks and the title block are no blocks; headings are, for
+    their quotes and links, and so are the Sources list's (Block.prose is False)."""
     lines = text.splitlines() + [""]
     reading, title, section, fence, in_title, skip = Reading(), [], None, None, True, False
     for lineno, line in enumerate(lines[:-1], 1):
@@ -4779,8 +4576,7 @@ def _fence_after(fence, line):
 
 
 def _heading(reading, line, after):
-    """(level, text, underlined) of a heading: `## text`, or a line of plain text underlined with
-    === or --- (the underline is part of the heading); None for any other line."""
+    """(level, text, underlined) of a `## text` heading or a plain line underlined with === or ---; else None."""
     atx = HEADING.match(line)
     if atx:
         return len(atx.group(1)), atx.group(2).strip(), False
@@ -4792,9 +4588,7 @@ def _heading(reading, line, after):
 
 
 def _add_line(reading, section, lineno, line):
-    """Add one prose line: a table row, thematic break, footnote or link definition, list item,
-    the next line of a block, a block quote, an attribution line under one, a block nested in the
-    open list item, or a paragraph."""
+    """Add a prose line: a row, break, footnote, definition, item, continued block, quote, attribution or paragraph."""
     stripped, indent = line.strip(), len(line) - len(line.lstrip())
     nested = reading.unit is not None and indent > reading.unit.indent
     note, definition, marker = FOOTNOTE_DEF.match(line), LINK_DEF.match(line), LIST_MARKER.match(line)
@@ -4802,7 +4596,7 @@ def _add_line(reading, section, lineno, line):
         _table_header(reading, lineno)
     elif (reading.table and not (stripped.startswith(">") or marker or THEMATIC_BREAK.match(line))) or \
             stripped.startswith("|"):
-        _add_row(reading, section, lineno, stripped)
+        reading.add(Block(section, lineno, "row", stripped), continues=False)
     elif THEMATIC_BREAK.match(line):
         reading.close()
     elif reading.table:   # a block quote or a list item ends a table
@@ -4871,10 +4665,6 @@ def _table_header(reading, lineno):
     reading.block, reading.table = None, True
 
 
-def _add_row(reading, section, lineno, row):
-    reading.add(Block(section, lineno, "row", row), continues=False)
-
-
 def label_key(label):
     """A link reference label as CommonMark matches it: case and inner whitespace folded."""
     return " ".join(label.split()).casefold()
@@ -4888,14 +4678,12 @@ def mask_code(text):
 
 
 def find_quotes(text):
-    """[(start, end, passage)] of the quotations in a text: "…", “…”, „…“, ‘…’, '…', ‚…‘, «…»,
-    »…«, ‹…›, 「…」, 『…』, 〝…〞 and ＂…＂."""
+    """[(start, end, passage)] of a text's quotations: "…", “…”, „…“, ‘…’, '…', ‚…‘, «…», »…«, ‹…›, 「…」, 『…』 …"""
     return scan_quotes(text)[0]
 
 
 def scan_quotes(text):
-    """([(start, end, passage)] of the quotations in a text, [offsets of the double quotation marks
-    (PAIRED_MARKS) that pair with none])."""
+    """([(start, end, passage)] of the quotations, [offsets of the double quotation marks that pair with none])."""
     quotes, strays, at = [], [], 0
     while at < len(text):
         end = _quote_end(text, at)
@@ -4911,9 +4699,8 @@ def scan_quotes(text):
 
 
 def _quote_end(text, at):
-    """Where a quotation opened at `at` closes, or None. A ‘ or ' opens only after a space or an
-    opening mark (a ' only before a letter), and a ’, ‘ or ' with a letter right after it is an
-    apostrophe (don’t, rock 'n' roll's), not a closing mark."""
+    """Where a quotation opened at `at` closes, or None. A ‘ or ' opens only after a space or opening mark (a ' before a
+    letter); a ’, ‘ or ' with a letter after it is an apostrophe (don’t, rock 'n' roll's)."""
     closers, mark = QUOTE_MARKS.get(text[at]), text[at]
     if not closers or (mark in "‘'" and at and not (text[at - 1].isspace() or text[at - 1] in OPENING_PUNCTUATION)) \
             or (mark == "'" and not text[at + 1:at + 2].isalpha()):
@@ -4932,9 +4719,8 @@ def _abbreviation(text, dot):
 
 
 def sentence_spans(text, quotes, cites=()):
-    """(start, end) of each sentence: never cut inside a quote or after an abbreviation. `cites`,
-    the (start, end) of the citation links, decides where citations after a sentence end go
-    (_sentence_close); a full stop right before a citation (`end.[1](a.md)`) ends a sentence too."""
+    """(start, end) of each sentence, never cut inside a quote or after an abbreviation; `cites` (the citations' spans)
+    go with the sentence before (_sentence_close); a full stop before a citation (`end.[1](a.md)`) ends one too."""
     spans, start = [], 0
     for match in SENTENCE_END.finditer(text):
         glued = not text[match.end() - 1].isspace() and text[match.start()] in ".!?"
@@ -4952,9 +4738,8 @@ def sentence_spans(text, quotes, cites=()):
 
 
 def _sentence_close(text, at, cites):
-    """Where a sentence whose end mark stops at `at` closes: past the citations right after it (and
-    a `.,;:` and spaces after them) — unless a lower-case word follows those citations on their
-    line: then they open the next sentence, as in `[2](web/b.md) reports that …`."""
+    """Where a sentence whose end mark stops at `at` closes: past the citations right after it (and `.,;:`), unless a
+    lower-case word follows them on their line: then they open the next sentence (`[2](web/b.md) reports that …`)."""
     end = at
     for start, stop in sorted(cites):
         if start < end:
@@ -4969,10 +4754,8 @@ def _sentence_close(text, at, cites):
 
 
 class Sentence:
-    """One sentence of the prose: its block, span, links, footnote references, quotes, and (once
-    attributed) the pages it cites — its own, or its unit's when `fallback`. In a block quote, a
-    paragraph (with the attribution line under it) is one sentence and its one quote (`quoted`);
-    `strays` are the offsets of quotation marks that pair with none."""
+    """A sentence: block, span, links, footnote references, quotes and the pages it cites (its unit's when `fallback`).
+    A block quote's paragraph is one sentence quoting itself (`quoted`); `strays`: its marks that pair with none."""
 
     def __init__(self, block, start, end, links, notes, quotes, strays=()):
         self.block, self.start, self.end, self.links, self.quotes = block, start, end, links, quotes
@@ -4997,8 +4780,7 @@ class Link:
 
 
 def block_links(block, targets):
-    """The citation links of a block, in order: inline `[n](target)`, and reference-style `[n][ref]`,
-    `[n][]` or `[n]` where `targets` ({label key: target}) defines the reference."""
+    """The citation links of a block in order: `[n](target)`, and `[n][ref]`, `[n][]` or `[n]` defined in `targets`."""
     links = [Link(block, m.start(), m.end(), m.group(1), m.group(2)) for m in CITATION.finditer(block.masked)]
     for match in REFERENCE.finditer(block.masked):
         key = label_key(match.group(2) or match.group(1))
@@ -5008,8 +4790,7 @@ def block_links(block, targets):
 
 
 def sentences_of(blocks):
-    """Every sentence of the prose blocks, each with its links, footnote references and quotes
-    (offsets in the block); every block gets its links and footnote references."""
+    """Every sentence of the prose blocks with its links, notes and quotes; every block gets its links and notes."""
     targets = {b.label: b.text for b in reversed(blocks) if b.kind == "definition"}   # the first one counts
     sentences = []
     for block in blocks:
@@ -5026,8 +4807,7 @@ def sentences_of(blocks):
 
 
 def sentence_parts(block):
-    """(start, end, quotes, strays) of each sentence of a block; each cell of a table row is read
-    apart, each paragraph of a block quote is one quotation (quote_parts)."""
+    """(start, end, quotes, strays) of each sentence of a block: a table's cells apart, a block quote by quote_parts."""
     if block.kind == "quote":
         return quote_parts(block)
     cells = [(0, len(block.masked))]
@@ -5047,9 +4827,8 @@ def sentence_parts(block):
 
 
 def quote_parts(block):
-    """(start, end, quotes, strays) of a block quote: each paragraph (a run of lines at one `>`
-    level) is a sentence quoting itself whole, but for its citations; an attribution line under it
-    (— Author [2](web/b.md)) ends that sentence."""
+    """(start, end, quotes, strays) of a block quote: a paragraph (lines at one `>` level) is a sentence quoting itself
+    whole, but its citations; an attribution line under it (— Author [2](web/b.md)) ends that sentence."""
     parts, lines, at, level, open_run = [], block.masked.split("\n"), 0, None, False
     for line, depth in zip(lines, block.depths):
         stop, depth = at + len(line), level if depth is None else depth   # a lazy line keeps its level
@@ -5071,8 +4850,7 @@ def quote_parts(block):
 
 
 def block_quote_passage(block, start, end):
-    """The words a block quote's paragraph quotes: without its citations, footnote references,
-    list marks and the quotation marks around it."""
+    """The words a block quote's paragraph quotes: no citations, footnote references, list or quotation marks."""
     links = [(l.start - start, l.end - start) for l in block.links if start <= l.start < end]
     text = blank(block.text[start:end], links)
     text = re.sub(r"(?m)^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+", "", FOOTNOTE_REF.sub(" ", uncommented(text)))
@@ -5087,8 +4865,7 @@ def uncommented(text):
 
 
 class SourceLookup:
-    """The saved pages and corpus files of a topic: the only disk reads of cite-check. Given
-    `files` ({path relative to the topic: text}), it reads nothing, for tests."""
+    """A topic's saved pages and corpus files: cite-check's only disk reads (given `files`, {rel: text}, none)."""
 
     def __init__(self, topic_dir, files=None, events=None):
         self.topic_dir, self.files = os.path.abspath(topic_dir), files
@@ -5101,8 +4878,7 @@ class SourceLookup:
         self._labels, self._unglued, self._pages = None, {}, None
 
     def resolve(self, target):
-        """(path relative to the topic, problem): a readable page, a broken citation, or (None, None)
-        for an external link or an anchor, which cite nothing."""
+        """(rel, problem): a page, a broken citation, or (None, None) for a link or an anchor that cites nothing."""
         from urllib.parse import unquote
         if re.match(r"[a-z][a-z0-9+.-]*:", target, re.I) or target.startswith("#"):
             return None, None
@@ -5127,8 +4903,7 @@ class SourceLookup:
         return (rel, None) if rel.endswith(".md") else (None, None)
 
     def body(self, rel):
-        """The cited text, read through PDF debris (read_text): a saved page's body below its header, or a
-        corpus file whole."""
+        """The cited text through PDF debris (read_text): a page's body below its header, or a corpus file."""
         if rel not in self._cache:
             if self.files is not None:
                 content = self.files[rel]
@@ -5227,8 +5002,7 @@ class SourceLookup:
         return self._pages
 
     def run_pages(self, run, saved=False):
-        """The saved pages a run saved, found already saved or refreshed (their version then current), or with
-        `saved` only saved; every page when the topic has no run."""
+        """The pages a run saved, found saved or refreshed (that version); `saved`: saved only; all, without a run."""
         if run is None:
             return [p for p in self.pages() if p.startswith("web/")]
         names = {os.path.basename(e["path"]) for e in self.events if e.get("run") == run and e.get("path") and (
@@ -5239,14 +5013,12 @@ class SourceLookup:
 
 
 def fold_text(text):
-    """Text as cite-check compares it (fold_words), with no space between Chinese, Japanese or Korean
-    characters: Chinese broken at a line's end, Korean typeset without its spaces."""
+    """Text as cite-check compares it (fold_words), no space between CJK characters (lines broken, Korean unspaced)."""
     return CJK_SPACE.sub("", fold_words(text))
 
 
 def fold_words(text):
-    """Text with links reduced to their text, HTML entities to their characters (markdown shows `&rsquo;` as ’),
-    footnote markers gone, emphasis, case, quotes, hyphens inside a word, soft hyphens and whitespace folded."""
+    """Text with links as text, entities as characters, footnote marks gone; case, emphasis, quotes, hyphens folded."""
     text = MARKDOWN_LINK.sub(r"\1", INVISIBLE.sub("", html_unescape(text)))
     text = re.sub(r"[*_`]+", "", FOOTNOTE_MARK.sub("", text.translate(QUOTE_FOLD))).casefold()
     text = WORD_HYPHEN.sub("", " ".join(text.split()))   # well-known, well-⏎known: one word however broken
@@ -5267,8 +5039,7 @@ def html_unescape(text):
 
 
 def quote_found(quote, folded_source, fold=None):
-    """True when the quote (with … or [...] marking omissions) occurs in order in the source, both
-    folded by `fold` (default fold_text)."""
+    """True when the quote (… or [...] for omissions) is in the source in order, both folded by `fold` (fold_text)."""
     position = 0
     for part in re.split(r"\[?(?:…|\.\.\.)\]?", quote):
         part = (fold or fold_text)(part).strip(" .,;:")
@@ -5299,8 +5070,7 @@ def canonical(number):
 
 
 def number_values(token):
-    """The values a written number can mean: 1,234 is 1234 or 1.234; 3,5 is 3.5; 1 234 (thin space)
-    and 1'234 are 1234; something like 1.2.3 is itself and its parts. Preferred reading first."""
+    """The values a written number can mean, preferred first: 1,234 is 1234 or 1.234; 3,5 is 3.5; 1.2.3 and parts."""
     parts, seps = GROUP_SEPARATOR.split(token), GROUP_SEPARATOR.findall(token)
     if not seps:
         return [canonical(token)]
@@ -5316,8 +5086,7 @@ def number_values(token):
 
 
 def text_numbers(text):
-    """Every value the numbers of a text can mean, each signed as written and unsigned; full-width
-    digits (１１６) read as ASCII."""
+    """Every value a text's numbers can mean, signed as written and unsigned; full-width digits read as ASCII."""
     values = set()
     for sign, token in NUMBER.findall(text.translate(FULL_WIDTH_DIGITS)):
         for value in number_values(token):
@@ -5369,8 +5138,7 @@ def evaluate(expression):
 
 
 def derivation_holds(written, percent, result):
-    """True when the written number is the result, to the precision it is written with (a % may
-    be written for a fraction: 12% (= 6 / 50))."""
+    """True when the written number is the result to its written precision (a % for a fraction: 12% (= 6 / 50))."""
     value = number_values(written)[0]
     decimals = len(GROUP_SEPARATOR.split(written)[-1]) if "." in value else 0   # as written: 1.30 has two
     # half a unit of the last digit written, and the float error of a few operations (never a real digit)
@@ -5379,8 +5147,7 @@ def derivation_holds(written, percent, result):
 
 
 def shown_result(written, percent, result):
-    """What a derivation computes, as its number is written: a percentage as one (26.5%), to one
-    decimal more than the number has."""
+    """What a derivation computes, as its number is written: a percentage as one, to one decimal more than it has."""
     if not percent:
         return f"{result:g}"
     value = number_values(written)[0]
@@ -5390,9 +5157,8 @@ def shown_result(written, percent, result):
 
 
 def stated_numbers(text):
-    """([(written, sign, derived (percent, expression, as written) or None)], [ISO dates], orphan (= …)
-    count) of a sentence, its citations, URLs and quotations already blanked out; full-width digits read
-    as ASCII. An expression is read with its ISO dates blanked (a date is no arithmetic), shown as written."""
+    """([(written, sign, (percent, expression, as written) or None)], [ISO dates], orphan (= …) count) of a blanked
+    sentence; full-width digits read as ASCII; an expression read with its dates blanked (a date is no arithmetic)."""
     written = text = text.translate(FULL_WIDTH_DIGITS)
     dates = ISO_DATE.findall(text)
     text = ISO_DATE.sub(lambda m: " " * len(m.group(0)), text)
@@ -5427,8 +5193,7 @@ def blank(text, spans):
 
 
 def claim_text(sentence, quotes=False):
-    """A sentence with its links, footnote references and URLs blanked, and its quotations unless
-    `quotes`: what it claims in its own words."""
+    """A sentence with links, notes, URLs and labels blanked, and quotations unless `quotes`: its own words."""
     text = sentence.text
     spans = [(l.start - sentence.start, l.end - sentence.start) for l in sentence.links]
     spans += [(m.start(), m.end()) for m in FOOTNOTE_REF.finditer(text)]
@@ -5443,10 +5208,8 @@ def claim_text(sentence, quotes=False):
 
 
 def link_problems(links, lookup):
-    """Resolve every citation (filling link.rel, and link.meant: the page a broken one is likely
-    meant for) and return its problems, one a link: broken (with that page), outside the topic, a
-    label that is not the page's manifest number; for pages without one, one label for two pages
-    or two labels for one."""
+    """Resolve each citation (link.rel; link.meant: the page a broken one means) and return its problems: broken,
+    outside the topic, not the page's label; for unlabelled pages, one label for two pages or two for one."""
     problems, file_of, label_of = [], {}, {}
     for link in links:
         link.rel, problem = lookup.resolve(link.target)
@@ -5487,9 +5250,8 @@ def meant_page(target, pages):
 
 
 def unread_problems(blocks, sentences):
-    """What looks like a quotation where cite-check cannot check it, one error each: a quote of
-    four words or more in a heading or a link's title, an HTML <blockquote> or <q>, a quotation mark
-    that pairs with none (the quote it opens or closes would go unchecked)."""
+    """Quotations cite-check cannot check, an error each: a quote of 4+ words in a heading or link title, an HTML
+    <blockquote> or <q>, a quotation mark that pairs with none (its quote would go unchecked)."""
     problems = []
     for block in blocks:
         titles = [(block.line, block.title)] if block.title else \
@@ -5517,8 +5279,7 @@ def unread_problems(blocks, sentences):
 
 
 def reported_units(verdicts, blocks):
-    """Ids of the units whose missing citation an error about their quote already names: a quote
-    without citation, an HTML quotation."""
+    """Ids of the units whose missing citation a quote's error names already (an uncited or HTML quotation)."""
     return {id(s.block.unit) for s, _, verdict, _ in verdicts if verdict == "no_citation"} | \
         {id(b.unit) for b in blocks if HTML_QUOTE.search(b.masked)}
 
@@ -5537,10 +5298,8 @@ def footnote_links(blocks):
 
 
 def attribute(sentences, notes):
-    """Give each sentence the pages it cites: its own citations and those of the footnotes it
-    references — for a paragraph of a block quote, else those of the whole block quote (its
-    attribution line's too) — else those of its unit (the paragraph, list item or table row it
-    belongs to). A sentence whose own citations are all broken cites nothing: its broken link is the error."""
+    """Give each sentence the pages it cites: its own and its footnotes'; in a block quote, the quote's; else its unit's
+    (`fallback`). A sentence whose own citations are all broken cites nothing: the broken link is the error."""
     own = {id(s): list(dict.fromkeys([l.rel for l in s.links if l.rel] +
                                      [l.rel for n in s.notes for l in notes.get(n, ()) if l.rel]))
            for s in sentences}
@@ -5561,9 +5320,7 @@ def quote_words(passage):
 
 
 def quote_verdicts(sentences, lookup):
-    """[(sentence, passage, verdict, detail)] for every quotation: verified (detail: the cited pages
-    that hold it), not_found, no_citation, exempt (a short term), or unchecked (its citations are
-    all broken)."""
+    """[(sentence, passage, verdict, detail)]: verified (detail: holders), not_found, no_citation, exempt, unchecked."""
     verdicts = []
     for sentence in sentences:
         for _, _, passage in sentence.quotes:
@@ -5603,8 +5360,7 @@ def quote_problems(verdicts, lookup):
     problems = []
     for sentence, passage, verdict, detail in verdicts:
         if verdict == "not_found":
-            home = next((rel for rel in lookup.pages() if rel not in detail and
-                         lookup.holds(rel, passage)), None)
+            home = next((rel for rel in lookup.pages() if rel not in detail and lookup.holds(rel, passage)), None)
             ours = next((rel for rel in detail if rel.startswith("web/") and
                          quote_found(passage, fold_text(" ".join(lookup.header(rel).values())))), None)
             where = f"on {page_named(lookup, home)}, not {' or '.join(written_label(sentence, r) for r in detail)}" \
@@ -5627,9 +5383,7 @@ def written_label(sentence, rel):
 
 
 def partly_cited(verdicts):
-    """[(sentence, passage, holders, lacking)] for each verified quote whose sentence cites, itself,
-    pages that lack it and that its clauses do not explain (unplaced; a paragraph's pages, cited
-    for the paragraph, are not asked)."""
+    """[(sentence, passage, holders, lacking)] of verified quotes whose sentence cites pages lacking them (unplaced)."""
     found = []
     for s, p, verdict, holders in verdicts:
         if verdict == "verified" and not s.fallback and len(holders) < len(s.cites):
@@ -5640,9 +5394,8 @@ def partly_cited(verdicts):
 
 
 def unplaced(sentence, passage, holders):
-    """The pages a sentence cites that lack its verified quote and that its clauses (clauses()) do
-    not explain. A page is explained when it is not cited in the quote's own clause — every page
-    of which holds the quote — but in another clause with words of its own (another quote counts)."""
+    """The pages a sentence cites that lack its verified quote, unexplained: a page is explained when cited not in the
+    quote's clause (every page of which holds it) but in another clause with words of its own."""
     parts = clauses(sentence)
     if not parts:   # one clause: each page it cites should hold the quote
         return [rel for rel in sentence.cites if rel not in holders]
@@ -5665,8 +5418,7 @@ def partly_cited_warnings(partly):
 
 
 def number_checks(sentences, lookup, answer):
-    """(problems, counts) for the numbers of cited sentences: in the answer and the findings a
-    number no cited page holds is an error, elsewhere a warning; (= …) arithmetic must hold."""
+    """(problems, counts) of cited sentences' numbers: errors in the answer and findings, else warnings; (= …) holds."""
     problems, counts = [], {"verified": 0, "derived": 0, "not_found": 0}
     run_days = {str(e.get("time", ""))[:10] for e in lookup.events if e.get("command") in ("init", "refresh")}
     for sentence in sentences:
@@ -5713,9 +5465,8 @@ def finding_section(name):
 
 
 def citation_rule_problems(blocks, answer, notes, excused=frozenset()):
-    """Every paragraph and list item of the answer and every finding — with what is nested in it —
-    cites a saved page, itself or through a footnote; a Findings list exists. A table's header row
-    is not asked, nor the units in `excused` (ids: their uncited quote is their error)."""
+    """Each paragraph and item of the answer and each finding (with what is nested) cites a saved page, itself or
+    by a footnote; a Findings list exists. Header rows and the `excused` units (their quote's error) are not asked."""
     cited = {}
     for block in blocks:
         here = any(l.rel or l.problem for l in block.links) or \
@@ -5767,8 +5518,7 @@ def bare_name(name):
 
 
 def speakers(sentence):
-    """Names a sentence credits with its quotation ("X said", "according to X", "…, X wrote", a block
-    quote's "— X"), without titles and roles. `<claim>: "…"` introduces a passage, not a speaker."""
+    """Names a sentence credits with its quotation (X said, according to X, — X), without titles; `claim: "…"` none."""
     masked = blank(sentence.text, [(s - sentence.start + 1, e - sentence.start - 1) for s, e, _ in sentence.quotes] +
                    [(l.start - sentence.start, l.end - sentence.start) for l in sentence.links])
     names = []
@@ -5796,8 +5546,7 @@ def speaker_warnings(verdicts, lookup):
 
 
 def page_claims(sentences, verdicts, lookup):
-    """{rel: ([quotes], [numbers], first line)}: what a synthesis takes from each page it cites — the
-    verified quotes the page holds and the numbers of its sentences that the page holds."""
+    """{rel: ([quotes], [numbers], first line)}: the verified quotes and numbers a synthesis takes from each page."""
     claims = {}
     for sentence, passage, verdict, holders in verdicts:
         for rel in holders if verdict == "verified" else ():
@@ -5828,9 +5577,7 @@ def render_lost(claim, lost):
 
 
 def changed_page_warnings(claims, lookup, cited):
-    """A cited page whose newer version no longer holds some of the quotes or numbers it is cited for:
-    one warning a page (the synthesis still passes against the version it cites), unless the synthesis
-    cites that newer version too (`cited`: every page it cites), so it knows."""
+    """A warning a cited page whose newer version lacks quotes or numbers it is cited for (unless that is cited)."""
     warnings = []
     for rel, claim in claims.items():
         newer = lookup.newer_version(rel)
@@ -5854,9 +5601,8 @@ def gone_warnings(links, lookup):
 
 
 def injected_warnings(sentences, verdicts, lookup, answer):
-    """A quote found in lines its page's reader reported as instructions, or a finding or answer sentence
-    resting on them (they hold half its words, and more of them than the rest of the page does): the
-    evidence is the page's injected text."""
+    """A quote from lines its page's reader reported as instructions, or a finding or answer sentence resting on them
+    (half its words there, and more than in the rest of the page)."""
     warnings, quoted = [], set()
     for sentence, passage, verdict, holders in verdicts:
         for rel in holders if verdict == "verified" else ():
@@ -5895,8 +5641,7 @@ def run_of(title_lines, events):
 
 
 class CheckResult:
-    """What cite-check found: errors and warnings as (line, kind, message), coverage, the sentences and
-    the answer's section."""
+    """What cite-check found: errors and warnings (line, kind, message), coverage, sentences, the answer's section."""
 
     def __init__(self, errors, warnings, coverage, sentences, lookup, run, answer):
         self.errors, self.warnings, self.coverage = errors, warnings, coverage
@@ -5944,16 +5689,14 @@ def corpus_changed(name, lookup, cited):
 
 
 def never_cited(lookup, run, links):
-    """Pages the run saved that no citation names — nor a broken one is meant for (its error says which); a
-    page saved in several versions is one source, named by its newest."""
+    """Pages the run saved that no citation names or a broken one means; a page's versions: one source, its newest."""
     cited = {page_base(rel) for rel in (l.rel or l.meant for l in links) if rel}
     newest = {page_base(rel): lookup.newer_version(rel) or rel for rel in lookup.run_pages(run, saved=True)}
     return [(0, "never-cited", f"saved source {rel} is never cited") for base, rel in newest.items() if base not in cited]
 
 
 def coverage_of(sentences, verdicts, counts, links, run_pages, lookup):
-    """The coverage: sentences and how many cite for themselves, quote and number verdicts, and the
-    citations of each source (every page of the run listed), in citation-number order."""
+    """The coverage: sentences and those citing for themselves, quote and number verdicts, citations per source."""
     per_source = dict.fromkeys(run_pages, 0)
     for link in links:
         if link.rel:
@@ -6000,10 +5743,6 @@ def version_label(lookup, rel):
         source_label(lookup, rel)
 
 
-def source_link(lookup, rel):
-    return f"[{lookup.label_of(rel) or rel}]({rel})"
-
-
 # --- cite-check: support, the review list and the table ---
 
 EVIDENCE_WINDOW = 40    # words in a passage
@@ -6044,18 +5783,13 @@ def word_key(token):
 
 
 def content_words(text):
-    """The words that carry a sentence's meaning: numbers, CJK characters (not the ideographic space or
-    punctuation, U+3000–303F), other words of 3+ letters that are not stop words; as word keys."""
-    words = set()
-    for token in TOKEN.findall(text.casefold()):
-        if token.isdigit() or "\u3040" <= token[0] <= "\u9fff" or (len(token) >= 3 and token not in STOPWORDS):
-            words.add(word_key(token))
-    return words
+    """A sentence's meaning words as word keys: numbers, CJK characters (not U+3000–303F), 3+ letters not stop words."""
+    return {word_key(token) for token in TOKEN.findall(text.casefold())
+            if token.isdigit() or "\u3040" <= token[0] <= "\u9fff" or (len(token) >= 3 and token not in STOPWORDS)}
 
 
 def plain_paragraphs(body):
-    """A page as plain text, one line a paragraph: links reduced to their text, URLs, heading
-    underlines, table rules and markdown marks gone."""
+    """A page as plain text, a line a paragraph: links as their text; URLs, underlines, rules and marks gone."""
     text = URL_TEXT.sub(" ", MARKDOWN_LINK.sub(r"\1", body))
     text = re.sub(r"(?m)^[ \t]*(?:[=-]{3,}|\|?[ \t:|-]*-{3,}[ \t:|-]*)[ \t]*$", "", text)
     text = re.sub(r"[#>|]+", " ", re.sub(r"[*_`]+", "", text))
@@ -6068,14 +5802,8 @@ def page_tokens(body):
     return plain, [(m.start(), m.end(), word_key(m.group(0))) for m in TOKEN.finditer(plain)]
 
 
-def best_passage(words, body):
-    """(share of `words` found, passage): the window of EVIDENCE_WINDOW page words holding most of
-    them, widened to whole sentences within its paragraph."""
-    return passage_in(words, *page_tokens(body))
-
-
 def passage_in(words, plain, tokens):
-    """best_passage() in a page already tokenised by page_tokens()."""
+    """(share of `words` found, passage): the EVIDENCE_WINDOW words (page_tokens) holding most, as whole sentences."""
     counts, inside, best, best_end = {}, 0, 0, 0
     for i, (_, _, key) in enumerate(tokens):
         if key in words:
@@ -6105,17 +5833,15 @@ def passage_in(words, plain, tokens):
 
 
 def support(sentence, lookup):
-    """[(rel, share, passage)] of each page a sentence cites, best first: the share of its content
-    words (quotes included) that the page's best passage holds."""
+    """[(rel, share, passage)] of each page a sentence cites, best first: the share of its content words it holds."""
     words = content_words(claim_text(sentence, quotes=True))
     found = [(rel, *passage_in(words, *lookup.tokens(rel))) for rel in sentence.cites] if words else []
     return sorted(found, key=lambda f: -f[1])
 
 
 def clauses(sentence):
-    """[(start, end, pages)] of the parts of a sentence that cite for themselves: cut at `;` (not
-    one inside a quote or a link) and after each run of citations; a part citing nothing joins the next
-    (the last, the one before)."""
+    """[(start, end, pages)] of a sentence's parts that cite for themselves: cut at `;` (outside quotes and links) and
+    after each run of citations; a part citing nothing joins the next (the last, the one before)."""
     text, at, links = sentence.text, sentence.start, sentence.links
     kept = [(s, e) for s, e, _ in sentence.quotes] + [(link.start, link.end) for link in links]
     cuts = {m.end() for m in re.finditer(";", text) if not any(s - at <= m.start() < e - at for s, e in kept)} | {
@@ -6150,11 +5876,8 @@ def states_something(sentence):
 
 
 def review_kind(sentence, ranked, result):
-    """Why a sentence needs rereading, or None: a claim of the answer, the findings or the
-    disagreements without a citation of its own; weak support; a number derived by (= …). A table
-    cell citing nothing itself labels its row, a sentence citing nothing that ends in `:` introduces
-    what follows, and a block quote is checked word for word against what cites it: none of them is
-    asked for a citation or support of its own."""
+    """Why a sentence needs rereading, or None: a claim of the answer, findings or disagreements not citing for itself,
+    weak support, a derived number. A row's label, an intro ending in `:` and a block quote are not asked."""
     if sentence.fallback and claim_text(sentence).rstrip().endswith(":"):
         return None
     section = sentence.block.section.lower()
@@ -6171,10 +5894,8 @@ def review_kind(sentence, ranked, result):
 
 
 def reviews(result, ranked):
-    """[(sentence, kind, (rel, share, passage) or None)] of every sentence to reread, the most
-    pressing kind first; `ranked` is each sentence's support. The remarks about the sources
-    (Reliability, Method, Limitations) and a table's header row are not reviewed; a quote cited
-    beside pages that lack it is a warning (quote-partly-cited), not also a review item; header-only, everywhere."""
+    """[(sentence, kind, (rel, share, passage) or None)] to reread, most pressing first (`ranked`: support); remarks on
+    the sources, header rows and a partly cited quote (a warning) are not reviewed; header-only, everywhere."""
     found = []
     for sentence in result.sentences:
         ours = sentence.block.kind != "header" and ours_only(sentence, result.lookup)
@@ -6190,8 +5911,7 @@ def reviews(result, ranked):
 
 
 def ours_only(sentence, lookup):
-    """(page, header line, words): a sentence's content words, two at least, in a cited page's header lines in
-    /research's own words (OUR_LINES) but in none of its pages: the claim rests on our words, not the page's."""
+    """(page, header line, words): 2+ content words in a cited page's OUR_LINES but none of its pages: our words."""
     words = content_words(claim_text(sentence, quotes=True))
     for rel in (rel for rel in sentence.cites if rel.startswith("web/")):
         for line in OUR_LINES:
@@ -6248,8 +5968,7 @@ def audit_sentences(result, ranked):
 
 
 def render_table(name, sha, result, ranked, found):
-    """The --table file: the sentences to review, then every other cited sentence, each beside the
-    best passage of each page it cites."""
+    """The --table file: the sentences to review, then every other cited sentence, beside its pages' best passages."""
     lookup, listed = result.lookup, {id(s) for s, _, _ in found}
     rest = [(s, None) for s in result.sentences if s.cites and ranked[id(s)] and id(s) not in listed]
     out = [f"# Evidence for {name}", "",
@@ -6262,7 +5981,7 @@ def render_table(name, sha, result, ranked, found):
         for sentence, kind in group:
             out.append(f"**Line {sentence.line}{' · ' + kind if kind else ''}.** "
                        f"{' '.join(sentence.block.text[sentence.start:sentence.end].split())}")
-            out += [f"- {source_link(lookup, rel)} {share:.0%}: “{passage}”" for rel, share, passage in
+            out += [f"- [{page_label(lookup, rel)}]({rel}) {share:.0%}: “{passage}”" for rel, share, passage in
                     ranked[id(sentence)]] or ["- cites no saved page"]
             out.append("")
         if not group:
@@ -6272,39 +5991,28 @@ def render_table(name, sha, result, ranked, found):
 
 def record_check(path, result, create, **fields):
     """Append a cite-check result to the ledger of the synthesis's topic (made when `create`)."""
-    import hashlib
     web_dir = os.path.join(os.path.dirname(os.path.abspath(path)), "web")
     if not create and not os.path.isdir(web_dir):
         return None
-    with open(path, "rb") as handle:
-        sha = hashlib.sha256(handle.read()).hexdigest()
-    cov = result.coverage
-    summary = {"sentences": cov["sentences"], "cited": cov["cited"], "quotes": cov["quotes"],
-               "numbers": cov["numbers"]}
+    sha, cov = file_sha256(path), result.coverage
+    summary = {k: cov[k] for k in ("sentences", "cited", "quotes", "numbers")}
     fields["pages"] = [rel for rel, count in cov["per_source"].items() if count]   # the versions it checked
     corpus = {rel: result.lookup.sha(rel) for rel in fields["pages"] if not rel.startswith("web/")}
     fields.update({"corpus": corpus} if corpus else {})   # what a later check compares them with
     os.makedirs(web_dir, exist_ok=True)
     record_corpus(os.path.dirname(web_dir), result.lookup.events)
     append_events(web_dir, [ledger_event(result.run, "cite-check", None, file=os.path.basename(path), sha256=sha,
-                                         ok=not result.errors, errors=len(result.errors), coverage=summary,
-                                         **fields)])
+                                         ok=not result.errors, errors=len(result.errors), coverage=summary, **fields)])
     refresh_manifest(os.path.dirname(web_dir))
     return sha
 
 
 def write_table(path, result, ranked, found, sha):
     """Write the --table file, <goal-slug>-<date>-evidence.md beside the synthesis; its path."""
-    if sha is None:
-        import hashlib
-        with open(path, "rb") as handle:
-            sha = hashlib.sha256(handle.read()).hexdigest()
+    sha = sha or file_sha256(path)
     stem = os.path.basename(path)[:-len("-synthesis.md")]
     table = os.path.join(os.path.dirname(os.path.abspath(path)), f"{stem}-evidence.md")
-    try:
-        atomic_write(table, render_table(os.path.basename(path), sha, result, ranked, found).encode("utf-8"))
-    except OSError as err:
-        raise writable_error(table, err)
+    write_file(table, render_table(os.path.basename(path), sha, result, ranked, found).encode("utf-8"))
     return table
 
 
@@ -6368,8 +6076,7 @@ def gate_reason(path, result, opening, closing=""):
 
 def synthesis_path(payload, cfg):
     """The synthesis a Write/Edit touched, when it is a *-synthesis.md in a topic under the md root."""
-    tool_input = payload.get("tool_input")
-    path = tool_input.get("file_path") if isinstance(tool_input, dict) else None
+    path = tool_input_of(payload).get("file_path")
     if not isinstance(path, str) or not path.endswith("-synthesis.md"):
         return None
     path = os.path.join(str(payload.get("cwd") or os.getcwd()), path)
@@ -6380,8 +6087,7 @@ def synthesis_path(payload, cfg):
 
 
 def hook_post(payload, cfg):
-    """PostToolUse after Write/Edit: check a synthesis, record it for the Stop gate, block on errors;
-    after a page-reader: save its note."""
+    """PostToolUse: check a written synthesis, record it, block on errors; save a reader's note or an audit."""
     if payload.get("tool_name") == "Agent":
         return auditor_done(payload, cfg) if tool_input_of(payload).get("subagent_type") == AUDITOR else \
             reader_done(payload, cfg)
@@ -6424,9 +6130,7 @@ def deny(reason):
 
 
 def hook_pre(payload, cfg):
-    """PreToolUse: a page-reader runs in the foreground on one saved page and gets its outline; the
-    main conversation never reads a long saved page whole; no Write or Edit replaces what web.py or an
-    earlier run wrote."""
+    """PreToolUse: readers and auditors launched right, no long page read whole, nothing web.py keeps written over."""
     tool_input, cwd = tool_input_of(payload), str(payload.get("cwd") or os.getcwd())
     if payload.get("tool_name") == "Agent" and tool_input.get("subagent_type") == READER:
         return reader_launch(tool_input, cwd, cfg)
@@ -6446,7 +6150,7 @@ def reader_launch(tool_input, cwd, cfg):
     page, problem = reader_page(tool_input.get("prompt"), cwd, cfg)
     if problem:
         return deny(f"{READER}: {problem}")
-    if is_corpus_file(page, cfg):
+    if library_kind(page, cfg) == "corpus":
         return part_launch(tool_input, page, cfg)
     if os.path.isfile(note_path(page)):
         return deny(f"{display_path(page)} has a reader's note already, {display_path(note_path(page))}: read it "
@@ -6456,8 +6160,7 @@ def reader_launch(tool_input, cwd, cfg):
 
 
 def part_launch(tool_input, path, cfg):
-    """A page-reader on a corpus file reads one of its parts (`Lines: a–b` in the prompt; a file read in one part
-    needs none), never one read before, with the part's outline added to its prompt."""
+    """A reader on a corpus file reads one unread part (`Lines: a–b`, unless it has one), its outline added."""
     part, parts = reader_part(tool_input.get("prompt"), path, cfg)
     shown, unread = display_path(path), [p for p in parts if not os.path.isfile(part_note(path, p, parts))]
     if part is None:
@@ -6485,16 +6188,16 @@ def long_page_read(tool_input, cwd, cfg):
     if not isinstance(path, str):
         return None
     path = os.path.realpath(os.path.join(cwd, path))
-    corpus = is_corpus_file(path, cfg)
-    if not (corpus or is_saved_page(path, cfg)):
+    kind = library_kind(path, cfg)
+    if kind is None:
         return None
     limit = tool_input.get("limit")
     if isinstance(limit, int) and 0 < limit <= LOOKUP_LINES:
         return None
-    words, chars = page_size(path)
+    words, chars = map(read_page_facts(path).get, ("words", "chars"))
     if chars <= READER_CHARS:
         return None
-    if corpus:
+    if kind == "corpus":
         topic = os.path.relpath(os.path.dirname(path), os.path.realpath(cfg.md_root)).replace(os.sep, "/")
         return deny(f"{display_path(path)} is a corpus file of {words:,} words: not read whole in the main "
                     f"conversation — python3 web.py find \"<words>\" --topic {topic} names its passages with their "
@@ -6511,9 +6214,8 @@ def long_page_read(tool_input, cwd, cfg):
 
 
 def kept_write(payload, cwd, cfg):
-    """Refuse a Write or Edit (of the main conversation or a subagent) that would replace what web.py or
-    an earlier run wrote under the md root — saved pages, notes, the ledger and manifest, audits, another
-    run's synthesis or picks, earlier runs' sections of _notes.md — or change or add a corpus file."""
+    """Refuse a Write or Edit that replaces what web.py or an earlier run wrote under the md root (pages, notes, ledger,
+    manifest, audits, another run's synthesis or picks, earlier runs' notes), or that changes or adds a corpus file."""
     tool_input = tool_input_of(payload)
     path = tool_input.get("file_path")
     if not isinstance(path, str):
@@ -6563,8 +6265,7 @@ def kept_file_problem(path, name, web_dir, events):
 
 
 def notes_problem(path, payload, events):
-    """Why a Write or Edit of _notes.md would change what earlier runs wrote there, or None: the text
-    before this run's `## Run <id>` section (all of it, before that section exists) stays."""
+    """Why a Write or Edit of _notes.md would change earlier runs' notes (all before `## Run <id>`), or None."""
     tool_input = tool_input_of(payload)
     with open(path, encoding="utf-8", errors="replace") as handle:
         old = handle.read()
@@ -6582,8 +6283,7 @@ def notes_problem(path, payload, events):
 
 
 def reader_done(payload, cfg):
-    """PostToolUse after a page-reader: save its answer as the page's note; block when passages it
-    quotes are not verbatim at the lines it names, so that none is quoted from the note."""
+    """PostToolUse after a reader: save its note; block when passages it quotes are not verbatim at their lines."""
     tool_input, note = tool_input_of(payload), unfenced(agent_answer(payload))
     if tool_input.get("subagent_type") != READER:
         return None
@@ -6627,9 +6327,8 @@ def session_ledgers(md_root, session):
 
 
 def hook_stop(payload, cfg):
-    """Stop: block while a synthesis written or edited in this session fails cite-check, at most
-    GATE_BLOCKS times for the same content; then let the turn end and tell the user, once. Once it
-    passes, ask once for the citation audit its run lacks."""
+    """Stop: block while a synthesis of this session fails cite-check, GATE_BLOCKS times at most for one content, then
+    let the turn end and say so, once; once it passes, ask once for the audit its run lacks."""
     session = payload.get("session_id")
     if not isinstance(session, str) or not session:
         raise ValueError("the hook input has no session_id")
@@ -6646,16 +6345,13 @@ def hook_stop(payload, cfg):
 
 
 def stop_decision(path, mine, session):
-    """The Stop answer for one synthesis this session touched (a block, a message, or None);
-    the decision is recorded in the ledger, which counts the blocks."""
-    import hashlib
+    """The Stop answer for a synthesis this session touched (a block, a message, or None), recorded for the count."""
     if not os.path.isfile(path):
         return None
     result = cite_check(path)
     if not result.errors:
         return None
-    with open(path, "rb") as handle:
-        sha = hashlib.sha256(handle.read()).hexdigest()
+    sha = file_sha256(path)
     name, shown, web_dir = os.path.basename(path), display_path(path), os.path.join(os.path.dirname(path), "web")
     gates = [e.get("event") for e in mine if e.get("command") == "gate" and e.get("file") == name
              and e.get("sha256") == sha]
@@ -6678,9 +6374,8 @@ def stop_decision(path, mine, session):
 
 
 def run_hook(event):
-    """`web.py hook pre|post|stop` for Claude Code: prints a decision or nothing, always exits 0.
-    Any trouble is one line on stderr — the gate must never break a session, nor fail in silence.
-    With WEB_GATE=off nothing is checked or refused; a page-reader's note is still saved."""
+    """`web.py hook pre|post|stop`: prints a decision or nothing, exits 0; trouble is a line on stderr, never a broken
+    session. With WEB_GATE=off nothing is checked or refused; a reader's note is still saved."""
     import json
     try:
         payload = json.loads(sys.stdin.buffer.read().decode("utf-8"))
@@ -6743,8 +6438,7 @@ def prompt_slice(prompt):
 
 
 def audit_slices(result, ranked=None):
-    """[[(audit_sentences entry, pairs), …] a slice]: the cited sentences in line order, in the fewest even slices
-    that keep to SLICE_PAIRS and SLICE_CHARS."""
+    """[[(audit_sentences entry, pairs)…] a slice]: the cited sentences in order, fewest slices within SLICE_*."""
     cited = [s for s in result.sentences if s.cites]
     entries = audit_sentences(result, ranked or {id(s): support(s, result.lookup) for s in cited})
     pairs = [sum(len(set(pages)) for _, _, pages in clauses(s)) or len(set(s.cites)) for s in cited]   # clause × page
@@ -6826,8 +6520,7 @@ def render_audit_sentence(entry):
 
 
 def audit_brief(result, ranked, part, span=(1, None)):
-    """What cite-check knows, for the auditor's prompt: the run's facts, the review list of a `span` of lines, and the
-    cited sentences of `part` (a slice), each with the best passage of every page it cites."""
+    """What cite-check knows, for an auditor: the run's facts, the review list of `span`, `part`'s sentences."""
     lookup, (first, last) = result.lookup, span
     flagged = [f"{source_label(lookup, rel)} {line_refs([(a, b) for a, b, _ in lookup.injected(rel)])}"
                for rel, count in result.coverage["per_source"].items() if count and lookup.injected(rel)]
@@ -6842,8 +6535,7 @@ def audit_brief(result, ranked, part, span=(1, None)):
 
 
 def auditor_launch(tool_input, cwd, cfg):
-    """PreToolUse before the citation-auditor: in the foreground, on a synthesis that passes cite-check, the slices
-    it needs named, with what cite-check knows (of its slice) added to its prompt."""
+    """PreToolUse before an auditor: foreground, a passing synthesis, a slice it has; what cite-check knows added."""
     if tool_input.get("run_in_background") is not False:
         return deny(f'run {AUDITOR} with "run_in_background": false: its findings come back as the tool\'s result '
                     f"and web.py records them")
@@ -6871,8 +6563,7 @@ def auditor_launch(tool_input, cwd, cfg):
 
 
 def auditor_done(payload, cfg):
-    """PostToolUse after the citation-auditor: write its answer (merged with its content's other slices) beside the
-    synthesis, and record it in the ledger with the synthesis's sha256, its slice and its number of problems."""
+    """PostToolUse after an auditor: its answer beside the synthesis (slices merged), logged with its problems."""
     import hashlib
     tool_input, answer = tool_input_of(payload), agent_answer(payload)
     path = prompt_synthesis(tool_input.get("prompt"), str(payload.get("cwd") or os.getcwd()), cfg)
@@ -6888,10 +6579,7 @@ def auditor_done(payload, cfg):
         head = f"> synthesis: {os.path.basename(path)} · sha256 {sha[:12]} · {now_utc():%Y-%m-%d}  \n" \
                f"> audited by: {AUDITOR}{answered} · {counted(audit_problems(body), 'problem')}  \n" \
                "> NOTE: each problem is fixed in the synthesis, then cite-check runs again\n\n"
-        try:
-            atomic_write(target, (head + body + "\n").encode("utf-8"))
-        except OSError as err:
-            raise writable_error(target, err)
+        write_file(target, (head + body + "\n").encode("utf-8"))
     events = read_ledger(os.path.join(web_dir, "_ledger.jsonl"))
     run = run_of(outline(raw.decode("utf-8-sig", "replace"))[1], events)
     sliced = {"slice": k, "slices": n} if n > 1 else {}
@@ -6917,15 +6605,12 @@ def merged_audit(path, sha, k, n, answer):
 
 
 def audit_request(path, events, session):
-    """The Stop hook's one request for an audit a synthesis this session wrote lacks (passing cite-check, without
-    every slice answered for one content); asked once a session, recorded in the ledger."""
-    import hashlib
+    """The Stop hook's one request a session for the audit (or slices) a passing synthesis lacks; recorded."""
     name, web_dir = os.path.basename(path), os.path.join(os.path.dirname(path), "web")
     if not os.path.isfile(path) or any(e.get("command") == "gate" and e.get("event") == "audit-asked" and
                                        e.get("file") == name and e.get("session") == session for e in events):
         return None
-    with open(path, "rb") as handle:
-        state = audit_state(events, name, hashlib.sha256(handle.read()).hexdigest()) or {}
+    state = audit_state(events, name, file_sha256(path)) or {}
     result = None if state and not state.get("missing") else cite_check(path)
     if result is None or result.errors:
         return None
@@ -6945,22 +6630,18 @@ BIBTEX_ESCAPES = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "&": r"\&",
 
 
 def export_key(topic, number):
-    """A stable, unique citation key: the topic in ASCII and the page's number (demo-3), with a short hash of the
-    topic's name when that is not its ASCII form (web-78916a-1 for 해양): no two topics' keys clash."""
+    """A stable citation key, unique across topics: demo-3, or with a hash of a non-ASCII topic (web-78916a-1)."""
     import hashlib
     stem = re.sub(r"[^a-z0-9]+", "-", topic.lower()).strip("-") or "web"
     return f"{stem}-{number}" if stem == topic else f"{stem}-{hashlib.sha256(topic.encode()).hexdigest()[:6]}-{number}"
 
 
 def export_entries(store, cited_in=None):
-    """[{"key", "title", "url", "accessed", "published", "site", "topic"}] of the saved pages, by
-    number; with `cited_in` (a synthesis of the topic), only the pages it cites, in the version it cites."""
+    """[{"key", "title", "url", "accessed", "published", "site", "topic"}] (`cited_in`: those it cites, as cited)."""
     numbers = store.numbers()
     pages = {os.path.basename(p): p for p in store.current.values()}
     if cited_in is not None:   # the version it cites, the newest of those it cites: its day of access is theirs
-        cited = {}
-        for name in sorted(cited_pages(store, cited_in), key=current_first, reverse=True):
-            cited[page_base(name)] = name
+        cited = {page_base(n): n for n in sorted(cited_pages(store, cited_in), key=current_first, reverse=True)}
         pages = {name: os.path.join(store.web_dir, name) for name in cited.values()}
     names = sorted(pages, key=lambda n: numbers[n])
     entries = []
@@ -6974,8 +6655,7 @@ def export_entries(store, cited_in=None):
 
 
 def export_title(title, site):
-    """A title without the site name it ends in: `Title | Journal`, site `Journal` → `Title` (also
-    after -, –, — or ·; the site compared case-insensitively)."""
+    """A title without the site name it ends in: `Title | Journal` → `Title` (after | - – — ·, in any case)."""
     for separator in (" | ", " - ", " – ", " — ", " · "):
         head, found, tail = (title or "").rpartition(separator)
         if found and head.strip() and site and tail.strip().casefold() == site.strip().casefold():
@@ -7052,10 +6732,7 @@ def cmd_export(args, cfg):
                           "scrape pages first" if not args.cited_in else "cite saved pages in it first")
     text = EXPORTERS[args.format](entries)
     if path:
-        try:
-            atomic_write(path, text.encode("utf-8"))
-        except OSError as err:
-            raise writable_error(path, err)
+        write_file(path, text.encode("utf-8"))
         write_out(f"wrote {len(entries)} entries ({args.format}) to {display_path(path)}\n")
     else:
         write_out(text)
@@ -7261,9 +6938,8 @@ def add_hook(commands):
 
 BOX_COMMANDS = ("search", "scrape", "refresh", "doctor")   # the commands that send requests to the box
 COMMANDS = {"search": cmd_search, "scrape": cmd_scrape, "refresh": cmd_refresh, "doctor": cmd_doctor, "init": cmd_init,
-            "status": cmd_status, "find": cmd_find, "outline": cmd_outline, "manifest": cmd_manifest, "cite-check": cmd_cite_check,
-            "export": cmd_export,
-            "hook": lambda args, cfg: run_hook(args.event)}
+            "status": cmd_status, "find": cmd_find, "outline": cmd_outline, "manifest": cmd_manifest,
+            "cite-check": cmd_cite_check, "export": cmd_export, "hook": lambda args, cfg: run_hook(args.event)}
 
 
 def main(argv=None):
@@ -7288,14 +6964,11 @@ def main(argv=None):
         if wants_json:
             command = next((a for a in argv if a in COMMANDS), None)
             errors = [{"line": 0, "kind": err.service, "message": err.line()}] if command == "cite-check" else \
-                [error_entry(err)]   # cite-check's problems have one shape, whatever found them
+                [{"service": err.service, "error": err.line(), "code": err.code}]   # cite-check's: one shape
             emit_json({"schema": SCHEMAS.get(command), "ok": False, "errors": errors})
         return err.code
     except Interrupted as stop:
-        if wants_json:
-            emit_json(stop.report)
-        else:
-            write_out(stop.text)
+        write_out(json_text(stop.report) if wants_json else stop.text)
         say_error(stop.message)
         return EXIT_INTERRUPTED   # pages still loading are on daemon threads: nothing waits for them
     except KeyboardInterrupt:

@@ -332,6 +332,14 @@ def test_the_main_conversation_looks_up_lines_of_a_long_corpus_file_but_never_re
     assert hook(run, "pre", reader_read) is None
 
 
+def test_a_long_note_of_a_corpus_part_is_read_whole(run, md_root, long_book):
+    note = long_book.parent / "web" / "notes" / "corpus" / "manual.L1-900.md"   # what the main conversation is sent to
+    note.parent.mkdir(parents=True)
+    shutil.copy(long_book, note)
+    read = tool("pretooluse-read.json", md_root.parent, "Read", file_path="md/t/web/notes/corpus/manual.L1-900.md")
+    assert hook(run, "pre", read) is None
+
+
 def test_two_finds_at_once_on_a_new_index_both_answer(library, md_root):
     import subprocess
     import sys

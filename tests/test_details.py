@@ -165,14 +165,15 @@ def test_adjacent_quotes_are_two_quotes():
 def test_the_evidence_passage_is_cut_at_200_characters_past_its_last_word():
     words = web.content_words("alpha omega")
     body = "filler " * 50 + "alpha omega " + "x" * 400
-    share, passage = web.best_passage(words, body)
+    share, passage = web.passage_in(words, *web.page_tokens(body))
     assert share == 1.0 and passage.startswith("…") and passage.endswith("…")
     assert passage.index("omega") + len("omega") + 200 >= len(passage) - 1
-    assert web.best_passage(words, "nothing relevant here at all.") == (0.0, "")
+    assert web.passage_in(words, *web.page_tokens("nothing relevant here at all.")) == (0.0, "")
 
 
 def test_the_evidence_passage_ends_at_its_sentence():
-    share, passage = web.best_passage(web.content_words("reef recovered"), "The reef recovered. Then more text.")
+    tokens = web.page_tokens("The reef recovered. Then more text.")
+    share, passage = web.passage_in(web.content_words("reef recovered"), *tokens)
     assert (share, passage) == (1.0, "The reef recovered.")
 
 

@@ -183,7 +183,7 @@ def test_word_totals_and_the_budget_count_a_pages_current_version_only(run, fire
     run("scrape", A, "--topic", "s")
     fire.set_page(A, article(A, "The survey counted 120 sea stars, and the next one 130, across the pools."))
     assert run("scrape", A, "--topic", "s", "--force", "--json").json["saved"][0]["version"] == 2
-    words = web.page_size(md_root / "s" / "web" / "a-org-stars.v2.md")[0]
+    words = web.read_page_facts(md_root / "s" / "web" / "a-org-stars.v2.md")["words"]
     status = run("status", "--topic", "s", "--json").json
     assert status["saved"] == 1 and "budget spent" not in status["stop"]    # one page, in two versions
     assert f"to read: {words} words" in run("manifest", "--topic", "s").out

@@ -251,7 +251,8 @@ def test_a_page_that_opens_with_a_mark_gives_a_passage_from_its_very_start(openi
     # the page's start is a sentence's start: nothing was cut before it, so no "…" and the mark is kept
     body = f"{opening}Reefs recover within two seasons, Lopez said. Divers agreed."
     words = web.content_words("Reefs recover within two seasons")
-    assert web.best_passage(words, body) == (1.0, f"{opening}Reefs recover within two seasons, Lopez said.")
+    passage = f"{opening}Reefs recover within two seasons, Lopez said."
+    assert web.passage_in(words, *web.page_tokens(body)) == (1.0, passage)
 
 
 def test_the_pages_first_word_does_not_count_for_a_passage_far_from_it(run, md_root):

@@ -587,7 +587,7 @@ def test_a_page_of_exactly_4000_characters_is_not_a_long_page(run, topic):
     raw = page.read_bytes()
     body = ("word " * 799 + "word\n").encode("utf-8")   # 4,000 characters
     page.write_bytes(raw[:web.header_of(raw)[1]] + body)
-    assert web.page_size(str(page))[1] == web.READER_CHARS
+    assert web.read_page_facts(str(page))["chars"] == web.READER_CHARS
     shown = web.display_path(topic / "web" / "docs-example-long.md")
     assert run("status", "--topic", "py", "--json").json["notes"] == {"need": [{"n": 1, "path": shown, "words": 921}]}
     assert hook(run, "pre", read_payload("pretooluse-read.json", topic.parent.parent,
