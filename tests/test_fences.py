@@ -11,11 +11,15 @@ FENCES = [("```", "```"), ("```python", "```"), ("~~~text", "~~~"), ("````markdo
 INVENTED = "the reef was never surveyed at all"
 
 
+def read_as_code(tmp_path, code):
+    """True when cite-check, given a finding and this code block after it, finds nothing wrong and no quote to check."""
+    result = checker(tmp_path, PAGES, EVENTS)(synthesis(f"- Surveys counted 1,240 colonies {REEF1}.\n\n{code}"))
+    return result.errors == [] and result.coverage["quotes"]["verified"] == 0
+
+
 @pytest.mark.parametrize("opener, closer", FENCES)
 def test_cite_check_leaves_code_unchecked_whatever_its_fence(tmp_path, opener, closer):
-    body = f'- Surveys counted 1,240 colonies {REEF1}.\n\n{opener}\nprint("{INVENTED}", 1,420)\n{closer}\n'
-    result = checker(tmp_path, PAGES, EVENTS)(synthesis(body))
-    assert result.errors == [] and result.coverage["quotes"]["verified"] == 0
+    assert read_as_code(tmp_path, f'{opener}\nprint("{INVENTED}", 1,420)\n{closer}\n')
 
 
 @pytest.mark.parametrize("opener, closer", FENCES)
@@ -49,9 +53,7 @@ INNER = [("```", "```python"), ("~~~", "~~~text"), ("````", "````markdown")]
 
 @pytest.mark.parametrize("fence, inner", INNER)
 def test_cite_check_reads_a_fence_line_with_an_info_string_inside_code_as_code(tmp_path, fence, inner):
-    body = f'{fence}\n{inner}\nprint("{INVENTED}")\n{fence}\n\n- Surveys counted 1,240 colonies {REEF1}.\n'
-    result = checker(tmp_path, PAGES, EVENTS)(synthesis(body))
-    assert result.errors == [] and result.coverage["quotes"]["verified"] == 0
+    assert read_as_code(tmp_path, f'{fence}\n{inner}\nprint("{INVENTED}")\n{fence}\n')
 
 
 @pytest.mark.parametrize("fence, inner", INNER)
