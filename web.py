@@ -1291,7 +1291,7 @@ def text_lines(lines, first=0, last=None, layout=None):
     last = len(lines) if last is None else min(last, len(lines))
     kept = [i for i in range(first, last) if i not in debris and i not in footnotes]
     out, held = [], []   # held: blank lines after a line that ends in a broken word
-    notes = [FOOTNOTE_LEAD.sub("", lines[i], 1) for i in sorted(footnotes) if first <= i < last]
+    notes = [FOOTNOTE_LEAD.sub("", lines[i], 1) for i in range(first, last) if i in footnotes]
     for line in [lines[i].replace("\f", "") for i in kept] + notes:
         if out and HYPHEN_END.search(out[-1]):
             word = line.lstrip()
@@ -2975,9 +2975,9 @@ INDEX_FILE = "find.sqlite"   # in md/<topic>/web/.index/: a cache of what the fi
 INDEX_SCHEMA = 1
 PASSAGE_WORDS = 120          # a find hit: a passage of about this many words …
 PASSAGE_MOST = 300           # … and never more
-INDEX_TOKEN = re.compile(rf"(?:(?=\w)[{CJK}])+|[^\W_{CJK}]+")
+INDEX_TOKEN = lazy_regex(rf"(?:(?=\w)[{CJK}])+|[^\W_{CJK}]+")
 BM25_K1, BM25_B = 1.2, 0.75
-CJK_CHAR = re.compile(f"[{CJK}]")
+CJK_CHAR = lazy_regex(f"[{CJK}]")
 INDEX_KEYS = {}   # word -> word_key(word): a book repeats its words
 
 
@@ -3155,14 +3155,13 @@ def cmd_find(args, cfg):
 
 def find_hits(store, index, found, terms, several):
     """find's hits: label, path, lines, heading, snippet, words; a corpus file's part and note; queries if several."""
-    labels, numbers = record_corpus(store.topic_dir, store.events()), None
+    labels, numbers = record_corpus(store.topic_dir, store.events()), store.numbers()
     hits = []
     for row, queries in found:
         rel, first, last, heading, words, text = index.passage(row)
         path = os.path.join(store.topic_dir, rel)
         hit = {"label": labels.get(rel), "path": display_path(path), "lines": [first, last]}
         if rel.startswith("web/"):
-            numbers = numbers or source_numbers(store.events(), store.web_dir)
             hit["label"] = numbers.get(rel[4:])
         if heading:
             hit["heading"] = heading
@@ -4460,7 +4459,7 @@ QUOTE_FOLD = str.maketrans({"“": '"', "”": '"', "„": '"', "‟": '"', "‘
                             "–": "-", "—": "-", "‑": "-", "\u00a0": " ", **FULL_WIDTH_DIGITS})
 URL_TEXT = re.compile(r"https?://\S+")
 WORD_HYPHEN = re.compile(r"(?<=[^\W\d_])-(?=[^\W\d_])")
-CJK_SPACE = re.compile(rf"(?<=[{CJK}]) (?=[{CJK}])")
+CJK_SPACE = lazy_regex(rf"(?<=[{CJK}]) (?=[{CJK}])")
 GLUED_MARK = re.compile(r"(?<=[^\W\d_]{3})\d{1,2}(?=[ (])")   # "this document19 means": a marker with no mark before it
 LABEL_TEXT = re.compile(r"\[C?\d+(?: v\d+)?(?:[,–-] ?C?\d+(?: v\d+)?)*\]")   # [13], [4 v2] in prose: labels
 
