@@ -3021,7 +3021,7 @@ class LibraryIndex:
 
     def __init__(self, store):
         import sqlite3
-        self.store, self.sqlite = store, sqlite3
+        self.sqlite = sqlite3
         folder = os.path.join(store.web_dir, ".index")
         try:
             os.makedirs(folder, exist_ok=True)
@@ -3630,12 +3630,16 @@ def reader_part(prompt, path, cfg):
     """(part, parts) a reader reads of a corpus file: the prompt's `Lines: a–b` or the only part, else None."""
     if library_kind(path, cfg) != "corpus":
         return None, None
-    topic = os.path.relpath(os.path.dirname(path), os.path.realpath(cfg.md_root)).replace(os.sep, "/")
-    index, name = LibraryIndex(TopicStore(cfg, topic)), os.path.basename(path)
+    index, name = LibraryIndex(TopicStore(cfg, corpus_topic(path, cfg))), os.path.basename(path)
     index.update({name: path})   # the parts find's index gives the file
     parts, asked = index.facts(name)[1], PART_LINES.search(prompt or "")
     part = [int(asked.group(1)), int(asked.group(2))] if asked else parts[0] if len(parts) == 1 else None
     return (part if part in parts else None), parts
+
+
+def corpus_topic(path, cfg):
+    """The topic a corpus file belongs to: its folder, as a path under the md root (`a/b`)."""
+    return os.path.relpath(os.path.dirname(path), os.path.realpath(cfg.md_root)).replace(os.sep, "/")
 
 
 def part_note(path, part, parts):
@@ -6173,8 +6177,8 @@ def part_launch(tool_input, path, cfg):
 
 def part_outline(path, part):
     """The outline of lines first..last of a file, for the reader of that part."""
-    facts, (first, last) = page_outline(path), part
-    lines = read_page_text(path).split("\n")[first - 1:last]
+    text, (first, last) = read_page_text(path), part
+    facts, lines = outline_facts(text), text.split("\n")[first - 1:last]
     facts.update(lines=last - first + 1, words=sum(count_words(line.encode("utf-8")) for line in lines),
                  chars=sum(len(line) + 1 for line in lines), main=[first, last],
                  headings=[h for h in facts["headings"] if first <= h[0] <= last])
@@ -6197,9 +6201,8 @@ def long_page_read(tool_input, cwd, cfg):
     if chars <= READER_CHARS:
         return None
     if kind == "corpus":
-        topic = os.path.relpath(os.path.dirname(path), os.path.realpath(cfg.md_root)).replace(os.sep, "/")
         return deny(f"{display_path(path)} is a corpus file of {words:,} words: not read whole in the main "
-                    f"conversation — python3 web.py find \"<words>\" --topic {topic} names its passages with their "
+                    f"conversation — python3 web.py find \"<words>\" --topic {corpus_topic(path, cfg)} names its passages with their "
                     f"lines and parts; send a part to {READER} (Page: {display_path(path)}, Lines: a–b). To look up "
                     f"lines, Read it with offset and a limit of at most {LOOKUP_LINES}.")
     current = current_version(path)
