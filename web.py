@@ -1576,7 +1576,6 @@ class TopicStore:
 
 def append_events(web_dir, events, count_queries=None):
     """Append ledger lines under the lock (a torn last line closed first); `count_queries`: search events get "q"."""
-    import json
     if not events:
         return
     path = os.path.join(web_dir, "_ledger.jsonl")
@@ -1585,7 +1584,7 @@ def append_events(web_dir, events, count_queries=None):
             first = 1 + count_queries()
             for number, event in enumerate(events, first):
                 event["q"] = number
-        data = "".join(json.dumps(e, ensure_ascii=False, separators=(",", ":")) + "\n" for e in events)
+        data = "".join(json_text(e) for e in events)
         try:
             fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
         except OSError as err:
