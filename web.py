@@ -806,12 +806,14 @@ class Scope:
 
 
 def topic_scope(store, sites=(), excluded=()):
-    """The scope of a topic's search: the given domains, the latest run's (from init), its policy."""
-    run = run_facts(store.events())
-    options = run["options"] if run else {}
+    """The scope of a topic's search: the given domains, the latest run's (from init), its policy (read first: a
+    bad one stops the search before anything is asked or written)."""
+    rules = read_policy(store.topic_dir)
+    init = next((e for e in store.ledger.run_events() if e.get("command") == "init"), None)
+    options = init.get("options") or {} if init else {}
     sites = list(dict.fromkeys(list(sites) + list(options.get("site") or [])))
     excluded = list(dict.fromkeys(list(excluded) + list(options.get("exclude_site") or [])))
-    return Scope(sites, excluded, read_policy(store.topic_dir), display_path(os.path.join(store.topic_dir, POLICY_FILE)))
+    return Scope(sites, excluded, rules, display_path(os.path.join(store.topic_dir, POLICY_FILE)))
 
 
 def fuse_hits(outcomes, k=60):
@@ -1463,32 +1465,44 @@ def current_first(name):
 
 
 class TopicStore:
-    """A topic's pages (by URL key and sha256) and ledger; a page's facts from its save event, else from its file."""
+    """A topic's pages (by URL key and sha256) and its ledger (through LedgerIndex); a page's facts from its save
+    event, else from its file."""
 
     def __init__(self, cfg, topic):
         self.topic = topic
         self.topic_dir, self.web_dir = topic_dirs(cfg, topic)
         self.ledger_path = os.path.join(self.web_dir, "_ledger.jsonl")
-        self._events, self._read_to, self._saves = [], 0, {}   # _saves: page name -> the facts its scrape recorded
-        self._facts, self.current = {}, None   # page name -> its facts; url key -> its current version's path
+        self._facts, self.current, self._by_sha = {}, None, {}   # name -> facts; url key, sha256 -> a path
 
     def lock(self):
         return TopicLock(self.web_dir)
 
+    @functools.cached_property
+    def ledger(self):
+        return LedgerIndex(self.web_dir)
+
     def refresh(self):
-        """(url key -> path of its current version, sha256 -> path) of the pages on disk: one listing of web/."""
-        self.events()   # the saves it records
-        by_key, by_sha, live = {}, {}, {}
-        for name in page_files(self.web_dir):
-            facts = live[name] = self._facts.get(name) or self._saves.get(name) or \
-                read_page_facts(os.path.join(self.web_dir, name))
+        """(url key -> path of its current version, sha256 -> path) of the pages on disk: one listing of web/, and
+        the facts of files new to this store (from the ledger's index, else from the file)."""
+        try:
+            names = {n for n in os.listdir(self.web_dir) if n.endswith(".md") and not n.startswith(("_", "."))}
+        except FileNotFoundError:
+            names = set()
+        if self.current is not None and names == self._facts.keys():
+            return self.current, self._by_sha
+        saved = self.ledger.page_facts() if names - self._facts.keys() else {}
+        live = {name: self._facts.get(name) or saved.get(name) or read_page_facts(os.path.join(self.web_dir, name))
+                for name in sorted(names)}
+        by_key, by_sha = {}, {}
+        for name, facts in live.items():
             if facts is None:   # deleted since the listing
                 continue
             path, key = os.path.join(self.web_dir, name), facts["key"]
             if key and (key not in by_key or current_first(name) < current_first(os.path.basename(by_key[key]))):
                 by_key[key] = path
             by_sha.setdefault(facts["sha256"], path)
-        self._facts, self.current = {name: facts for name, facts in live.items() if facts}, by_key
+        self._facts = {name: facts for name, facts in live.items() if facts}
+        self.current, self._by_sha = by_key, by_sha
         return by_key, by_sha
 
     def pages(self):
@@ -1497,9 +1511,9 @@ class TopicStore:
             self.refresh()
         return self._facts
 
-    def numbers(self):
-        """source_numbers of the topic's pages, as of the last listing."""
-        return source_numbers(self.events(), self.web_dir, list(self.pages()))
+    def numbers(self, names=None):
+        """citation_numbers of the topic's pages, or of `names`."""
+        return citation_numbers(self.ledger, lambda: sorted(self.pages()), names)
 
     def save(self, url, header, body, force, replace=None):
         """(outcome, skip reason, path, sha256, bytes) under the lock: a saved URL is skipped unless `force`; other
@@ -1553,25 +1567,37 @@ class TopicStore:
                 return os.path.join(self.web_dir, name)
 
     def append(self, events, number_queries=False):
-        count = (lambda: sum(1 for e in self.events() if e.get("command") == "search")) if number_queries else None
-        append_events(self.web_dir, events, count)
+        append_events(self.web_dir, events, (lambda: self.ledger.count("search")) if number_queries else None)
 
-    def events(self):
-        """Every event of the ledger: each call reads only the lines appended since the last one."""
-        try:
-            with open(self.ledger_path, "rb") as handle:
-                handle.seek(self._read_to)
-                data = handle.read()
-        except FileNotFoundError:
-            return self._events
-        end = data.rfind(b"\n") + 1   # a line still being written is read next time
-        new, self._read_to = ledger_lines(data[:end]), self._read_to + end
-        self._events += new
-        self._saves.update({os.path.basename(e["path"]): dict(   # all a page's facts, recorded when it was saved
-            {k: e.get(k) for k in ("sha256", "url", "words", "chars")}, key=url_key(e.get("url") or ""),
-            flags=e.get("flags") or [], title=shorter(e.get("title") or "", HEADER_VALUE_CHARS) or None)
-            for e in new if e.get("command") == "scrape" and e.get("outcome") == "saved" and e.get("path") and "chars" in e})
-        return self._events
+    def events(self, where="1", *values):
+        """The ledger's events (LedgerIndex.events): all of them, or those whose index row meets `where`."""
+        return self.ledger.events(where, *values)
+
+    def checks(self, names):
+        """The cite-check and audit events of these synthesis files."""
+        names = list(names)
+        return self.events(f"command IN ('cite-check', 'audit') AND page IN ({','.join('?' * len(names))})", *names)
+
+    def latest_refresh(self):
+        """The events of the latest refresh."""
+        return self.events("command = 'refresh' AND batch IS (SELECT batch FROM events WHERE command = 'refresh' "
+                           "ORDER BY seq DESC LIMIT 1)")
+
+
+def citation_numbers(ledger, list_files, names=None):
+    """{page file name: citation number} of `names`, or of the pages the ledger saved and those `list_files()` gives
+    (the files on disk): source_numbers' numbers from the ledger's index; a page it does not know comes after the
+    others, in file order (listed only then)."""
+    if names is not None:
+        order = ledger.numbers({page_base(n) for n in names})
+        if all(page_base(n) in order for n in names):
+            return {name: order[page_base(name)] for name in names}
+    order = ledger.numbers()
+    files = list(list_files())
+    for base in dict.fromkeys(page_base(n) for n in files):
+        order.setdefault(base, len(order) + 1)
+    return {name: order[page_base(name)] for name in (ledger.saved_names() + files if names is None else names)
+            if page_base(name) in order}
 
 
 def append_events(web_dir, events, count_queries=None):
@@ -1668,6 +1694,340 @@ def now_utc():
 def ledger_event(run, command, round_no, **fields):
     return {"run": run, "time": now_utc().strftime("%Y-%m-%dT%H:%M:%SZ"), "command": command,
             "round": round_no, **fields}
+
+
+# The ledger's index (web/.index/ledger.sqlite): its events by run, command, page and URL, and what they add up to
+# (each URL's first search facts, each page file's save facts, citation order, pages found gone), kept by reading
+# only the lines appended since; the ledger stays the record, and a ledger rewritten (git, an editor) is read anew.
+
+LEDGER_INDEX = "ledger.sqlite"
+LEDGER_SCHEMA = 1
+LEDGER_CHECK_BYTES = 4096   # the ledger's first and last bytes indexed, compared to see it was only appended to
+LEDGER_TABLES = """
+CREATE TABLE events (seq INTEGER PRIMARY KEY, run TEXT, command TEXT, page TEXT, key TEXT, batch TEXT, session TEXT,
+                     body TEXT);
+CREATE INDEX events_by_run ON events(run);
+CREATE INDEX events_by_session ON events(session);
+CREATE INDEX events_by_command ON events(command, page);
+CREATE INDEX events_by_key ON events(key);
+CREATE TABLE hits (key TEXT PRIMARY KEY, query TEXT, published TEXT, title TEXT, prefer INTEGER);
+CREATE TABLE pages (name TEXT PRIMARY KEY, base TEXT, facts TEXT);
+CREATE INDEX pages_by_base ON pages(base);
+CREATE TABLE batches (batch TEXT PRIMARY KEY, no INTEGER);
+CREATE TABLE saves (batch INTEGER, pick INTEGER, name TEXT, base TEXT);
+CREATE TABLE numbers (base TEXT PRIMARY KEY, n INTEGER);
+CREATE TABLE gone (base TEXT PRIMARY KEY, day TEXT);
+CREATE TABLE drops (run TEXT, url TEXT, reason TEXT);
+CREATE TABLE past_runs (run TEXT PRIMARY KEY, facts TEXT);
+CREATE TABLE meta (name TEXT PRIMARY KEY, value);
+"""
+
+
+def index_db(web_dir, name, schema, tables):
+    """A sqlite connection to web/.index/<name> (its folder ignored by git), made anew when its schema is older;
+    in memory when the folder cannot be written."""
+    import sqlite3
+    folder = os.path.join(web_dir, ".index")
+    if not os.path.isdir(web_dir):   # nothing is made where the topic has no web/ yet
+        return open_index(":memory:", schema, tables)
+    try:
+        os.makedirs(folder, exist_ok=True)
+        if not os.path.exists(os.path.join(folder, ".gitignore")):
+            atomic_write(os.path.join(folder, ".gitignore"), b"*\n")
+        return open_index(os.path.join(folder, name), schema, tables)
+    except (OSError, sqlite3.Error):
+        return open_index(":memory:", schema, tables)
+
+
+def open_index(path, schema, tables):
+    """A sqlite connection to an index of this schema, its tables made anew (in one transaction: two commands
+    opening a new index at once make them once) when they are of another."""
+    import sqlite3
+    db = sqlite3.connect(path, timeout=60, isolation_level=None)   # transactions are begun where they write
+    if db.execute("PRAGMA user_version").fetchone()[0] != schema:
+        with db:
+            db.execute("BEGIN IMMEDIATE")
+            if db.execute("PRAGMA user_version").fetchone()[0] != schema:
+                for name, in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall():
+                    db.execute(f"DROP TABLE {name}")
+                for statement in filter(str.strip, tables.split(";")):
+                    db.execute(statement)
+                db.execute(f"PRAGMA user_version = {schema}")
+    return db
+
+
+class LedgerIndex:
+    """A topic's ledger, indexed: each query reads the lines appended since the last one first."""
+
+    def __init__(self, web_dir):
+        self.path = os.path.join(web_dir, "_ledger.jsonl")
+        self.db = index_db(web_dir, LEDGER_INDEX, LEDGER_SCHEMA, LEDGER_TABLES)
+
+    @classmethod
+    def of(cls, events):
+        """An index of these events, in memory, with no ledger behind it."""
+        index = cls.__new__(cls)
+        index.path, index.db = None, open_index(":memory:", LEDGER_SCHEMA, LEDGER_TABLES)
+        with index.db:
+            index.db.execute("BEGIN")
+            for event in events:
+                index.add(json_text(event).rstrip("\n").encode("utf-8"))
+            index.renumber()
+        return index
+
+    def sync(self):
+        """Catch up with the ledger: nothing to read while its size and time are those indexed."""
+        import sqlite3
+        if self.path is None:
+            return
+        try:
+            stat = os.stat(self.path)
+            stamp = f"{stat.st_mtime_ns}:{stat.st_size}"
+        except FileNotFoundError:
+            stamp = "-"
+        if self.db.execute("SELECT value FROM meta WHERE name = 'stamp'").fetchone() == (stamp,):
+            return
+        try:
+            self.write()
+        except sqlite3.OperationalError:   # a read-only index: the same, in memory
+            self.db = open_index(":memory:", LEDGER_SCHEMA, LEDGER_TABLES)
+            self.write()
+
+    def write(self):
+        with self.db:
+            self.db.execute("BEGIN IMMEDIATE")   # one writer at a time: what another command indexed is seen
+            self.catch_up()
+
+    def catch_up(self):
+        """Index the whole lines after those indexed; all again when the ledger is not the one indexed plus lines."""
+        meta = dict(self.db.execute("SELECT name, value FROM meta"))
+        done = int(meta.get("size") or 0)
+        try:
+            with open(self.path, "rb") as handle:
+                stat = os.fstat(handle.fileno())
+                if done and (stat.st_size < done or ledger_ends(handle, done) != (meta.get("head"), meta.get("tail"))):
+                    done = 0   # rewritten (git, an editor): read anew
+                handle.seek(done)
+                data = handle.read(stat.st_size - done)
+                end = done + data.rfind(b"\n") + 1   # a line still being written is read next time
+                ends = ledger_ends(handle, end)
+        except FileNotFoundError:
+            stat, data, done, end, ends = None, b"", 0, 0, (None, None)
+        if not done:
+            self.db.executescript("DELETE FROM events; DELETE FROM hits; DELETE FROM pages; DELETE FROM batches;"
+                                  "DELETE FROM saves; DELETE FROM numbers; DELETE FROM gone; DELETE FROM drops;"
+                                  "DELETE FROM past_runs;")
+        lines = data[:end - done].splitlines()
+        for line in lines:
+            self.add(line)
+        if any(b'"command":"scrape"' in line or b'"command": "scrape"' in line for line in lines):
+            self.renumber()
+        stamp = "-" if stat is None else f"{stat.st_mtime_ns}:{stat.st_size}" if end == stat.st_size else ""
+        self.db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                            [("size", end), ("head", ends[0]), ("tail", ends[1]), ("stamp", stamp)])
+
+    def add(self, line):
+        """Index one ledger line (one that does not parse is skipped, as read_ledger skips it)."""
+        import json
+        try:
+            event = json.loads(line)
+        except ValueError:
+            return
+        if not isinstance(event, dict):
+            return
+        path, command, url = (text_field(event, k) for k in ("path", "command", "url"))
+        page = os.path.basename(path) if path else \
+            text_field(event, "file") or text_field(event, "page") or text_field(event, "corpus")
+        self.db.execute("INSERT INTO events (run, command, page, key, batch, session, body) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                        (text_field(event, "run"), command, page, url_key(url) if url else None,
+                         text_field(event, "batch"), text_field(event, "session"), line.decode("utf-8")))
+        self.db.execute("DELETE FROM past_runs WHERE run = ?", (text_field(event, "run"),))   # its facts change
+        if command == "search":
+            self.db.executemany("INSERT INTO drops VALUES (?, ?, ?)", [
+                (text_field(event, "run"), text_field(d, "url"), d["reason"]) for d in event.get("dropped") or []
+                if isinstance(d, dict) and str(d.get("reason")).startswith(SCOPE_DROPS)])
+            self.db.executemany("INSERT INTO hits VALUES (?, ?, ?, ?, ?) ON CONFLICT(key) DO UPDATE SET "
+                                "title = coalesce(title, excluded.title), prefer = max(prefer, excluded.prefer)",
+                                [(url_key(text_field(h, "url") or ""), text_field(event, "query"),
+                                  text_field(h, "published"), text_field(h, "title") or None, int(bool(h.get("prefer"))))
+                                 for h in event.get("results") or [] if isinstance(h, dict)])
+        elif command == "scrape":
+            self.add_scrape(event, path)
+        if path and event.get("outcome") in ("gone", "saved", "unchanged", "changed"):   # the latest says
+            base = page_base(os.path.basename(path))
+            if event["outcome"] == "gone":
+                self.db.execute("INSERT OR REPLACE INTO gone VALUES (?, ?)", (base, str(event.get("time", "?"))[:10]))
+            else:
+                self.db.execute("DELETE FROM gone WHERE base = ?", (base,))
+
+    def renumber(self):
+        """The citation order (source_numbers' rules), made again once after the scrapes a catch-up read."""
+        self.db.execute("DELETE FROM numbers")
+        self.db.execute("INSERT INTO numbers SELECT base, row_number() OVER (ORDER BY first) FROM (SELECT base, "
+                        "min(place) AS first FROM (SELECT base, row_number() OVER (ORDER BY batch, pick, name) "
+                        "AS place FROM saves) GROUP BY base)")
+
+    def add_scrape(self, event, path):
+        """A scrape's place in the citation order (source_numbers' rules) and a saved page's facts."""
+        import json
+        count = self.db.execute("SELECT count(*) FROM batches").fetchone()[0]
+        batch = text_field(event, "batch") or f"#{count}"
+        self.db.execute("INSERT OR IGNORE INTO batches VALUES (?, ?)", (batch, count))
+        number = self.db.execute("SELECT no FROM batches WHERE batch = ?", (batch,)).fetchone()[0]
+        if text_field(event, "supersedes"):   # a lower-ranked twin this call replaced: never numbered
+            self.db.execute("DELETE FROM saves WHERE batch = ? AND name = ?",
+                            (number, os.path.basename(event["supersedes"])))
+        if event.get("outcome") != "saved" or not path:
+            return
+        name, pick = os.path.basename(path), event.get("pick")
+        self.db.execute("INSERT INTO saves VALUES (?, ?, ?, ?)",
+                        (number, pick if isinstance(pick, int) else 0, name, page_base(name)))
+        if "chars" in event:   # all a page's facts, recorded when it was saved
+            facts = dict({k: event.get(k) for k in ("sha256", "url", "words", "chars")}, key=url_key(
+                text_field(event, "url") or ""), flags=event.get("flags") or [],
+                title=shorter(text_field(event, "title") or "", HEADER_VALUE_CHARS) or None)
+            self.db.execute("INSERT OR REPLACE INTO pages VALUES (?, ?, ?)", (name, page_base(name), json.dumps(facts)))
+
+    def events(self, where="1", *values):
+        """The events (ledger order) whose index row meets `where` (run, command, page, key, batch, session; ? for
+        `values`)."""
+        import json
+        self.sync()
+        return [json.loads(body) for body, in
+                self.db.execute(f"SELECT body FROM events WHERE {where} ORDER BY seq", values)]
+
+    def run_events(self):
+        """The latest run's events, its init first (without a run, the searches and scrapes made by hand): what
+        run_facts and current_run read."""
+        run = self.latest_run()
+        return self.events("run = ?", run) if run is not None else self.events("run IS NULL")
+
+    def run_facts(self):
+        """run_facts of the latest run, from its own events."""
+        return run_facts(self.run_events(), self.count("init"))
+
+    def runs(self):
+        """Every run id the ledger names."""
+        self.sync()
+        return {run for run, in self.db.execute("SELECT DISTINCT run FROM events")}
+
+    def has_run(self, run):
+        self.sync()
+        return self.db.execute("SELECT 1 FROM events WHERE run = ? LIMIT 1", (run,)).fetchone() is not None
+
+    def latest_run(self):
+        """The run id of the latest init, or None."""
+        self.sync()
+        return (self.db.execute("SELECT run FROM events WHERE command = 'init' ORDER BY seq DESC LIMIT 1").fetchone()
+                or (None,))[0]
+
+    def saved_names(self, names=None):
+        """The page files the ledger saved and numbered, versions too (of `names`)."""
+        self.sync()
+        if names is None:
+            return [name for name, in self.db.execute("SELECT name FROM saves")]
+        return [name for name in names if self.db.execute("SELECT 1 FROM saves WHERE name = ?", (name,)).fetchone()]
+
+    def count(self, command):
+        self.sync()
+        return self.db.execute("SELECT count(*) FROM events WHERE command = ?", (command,)).fetchone()[0]
+
+    def hits(self, keys):
+        """{url key: {"query", "published", "title"}} of `keys` the topic's searches found (search_facts)."""
+        self.sync()
+        found = {}
+        for chunk in chunked(list(keys)):
+            for key, query, published, title in self.db.execute(
+                    f"SELECT key, query, published, title FROM hits WHERE key IN ({','.join('?' * len(chunk))})", chunk):
+                found[key] = dict({"query": query, "published": published}, **({"title": title} if title else {}))
+        return found
+
+    def latest_scrapes(self, keys):
+        """{url key: its latest scrape event} of `keys` the topic picked."""
+        return {url_key(e.get("url") or ""): e for e in self.scrapes(keys)}
+
+    def scrapes(self, keys):
+        """The scrape events of these url keys, in ledger order."""
+        import json
+        self.sync()
+        rows = []
+        for chunk in chunked(list(keys)):
+            rows += self.db.execute(f"SELECT seq, body FROM events WHERE command = 'scrape' AND key IN "
+                                    f"({','.join('?' * len(chunk))})", chunk).fetchall()
+        return [json.loads(body) for _, body in sorted(rows)]
+
+    def drops(self):
+        """[(run, url, reason)] of the hits a source scope dropped."""
+        self.sync()
+        return self.db.execute("SELECT run, url, reason FROM drops").fetchall()
+
+    def latest_checks(self):
+        """Each synthesis's latest cite-check event, and every audit event."""
+        return self.events("seq IN (SELECT max(seq) FROM events WHERE command = 'cite-check' GROUP BY page) OR "
+                           "command = 'audit'")
+
+    def past_run_facts(self, run):
+        """run_facts of a run before the latest (kept: later events never change them)."""
+        import json
+        self.sync()
+        kept = self.db.execute("SELECT facts FROM past_runs WHERE run IS ?", (run,)).fetchone()
+        if kept:
+            return json.loads(kept[0])
+        import sqlite3
+        facts = run_facts(self.events("run IS ?", run))
+        try:
+            self.db.execute("INSERT OR REPLACE INTO past_runs VALUES (?, ?)", (run, json.dumps(facts)))
+        except sqlite3.OperationalError:
+            pass   # a read-only index: made again next time
+        return facts
+
+    def preferred(self):
+        self.sync()
+        return {key for key, in self.db.execute("SELECT key FROM hits WHERE prefer")}
+
+    def page_facts(self):
+        """{page file name: the facts its save recorded} of the pages the ledger saved."""
+        import json
+        self.sync()
+        return {name: json.loads(facts) for name, facts in self.db.execute("SELECT name, facts FROM pages")}
+
+    def numbers(self, bases=None):
+        """{first version's name: citation number} of the pages the ledger saved (source_numbers' order), or of
+        those of `bases` it saved."""
+        self.sync()
+        if bases is None:
+            return dict(self.db.execute("SELECT base, n FROM numbers"))
+        found = {}
+        for chunk in chunked(list(bases)):
+            found.update(self.db.execute(f"SELECT base, n FROM numbers WHERE base IN ({','.join('?' * len(chunk))})",
+                                         chunk))
+        return found
+
+    def gone(self):
+        """{first version's name: day} of the pages the latest refresh of each found gone (gone_pages)."""
+        self.sync()
+        return dict(self.db.execute("SELECT base, day FROM gone"))
+
+
+def ledger_ends(handle, upto):
+    """The sha256 of a ledger's first and last LEDGER_CHECK_BYTES before `upto`: unchanged when it was appended to."""
+    import hashlib
+    ends = []
+    for start in (0, max(0, upto - LEDGER_CHECK_BYTES)):
+        handle.seek(start)
+        ends.append(hashlib.sha256(handle.read(min(upto - start, LEDGER_CHECK_BYTES))).hexdigest())
+    return tuple(ends)
+
+
+def text_field(event, name):
+    """A ledger field that should be text, or None (a hand-edited ledger may hold anything)."""
+    value = event.get(name)
+    return value if isinstance(value, str) else None
+
+
+def chunked(values, size=500):
+    """`values` in lists of at most `size`: sqlite takes a bounded number of ? at once."""
+    return [values[i:i + size] for i in range(0, len(values), size)]
 
 
 # ---------------------------------------------------------------------------
@@ -1768,12 +2128,12 @@ def cmd_search(args, cfg):
 
 def record_search(store, outcomes, results):
     """(the queries' numbers, the round's picks path or None): hits marked seen, saved or gone; an event a query."""
-    events = store.events()
-    run, latest, scraped = current_run(events)
+    run, latest, scraped = current_run(store.ledger.run_events())
     round_no = latest if latest and not scraped else latest + 1   # a round opens once the last one scraped
-    seen = {url_key(r["url"]) for e in events if e.get("command") == "search" for r in e.get("results") or []}
-    numbers, saved, gone = store.numbers(), store.current, gone_pages(events)
-    picked = {url_key(e.get("url") or ""): e for e in events if e.get("command") == "scrape"}   # each URL's latest
+    keys = [hit["key"] for hit in results]
+    seen, saved, gone = store.ledger.hits(keys), store.refresh()[0], store.ledger.gone()
+    numbers = store.numbers([os.path.basename(saved[k]) for k in keys if k in saved])
+    picked = store.ledger.latest_scrapes(keys)
     for hit in results:
         path = saved.get(hit["key"])
         hit["seen"] = hit["key"] in seen or path is not None   # a page saved by hand is the topic's too
@@ -1788,8 +2148,7 @@ def record_search(store, outcomes, results):
                                     ("published", h["published"]), ("prefer", h.get("prefer"))) if v}
                  for h in results if o["query"] in h["queries"]]) for o in outcomes)]
     store.append(new, number_queries=True)
-    index = sum(1 for e in events if e.get("command") == "init")
-    picks = display_path(os.path.join(store.web_dir, picks_name(index, round_no))) if run else None
+    picks = display_path(os.path.join(store.web_dir, picks_name(store.ledger.count("init"), round_no))) if run else None
     return [e["q"] for e in new], picks
 
 
@@ -1970,7 +2329,7 @@ def cmd_scrape(args, cfg):
         return scrape_to_stdout(args, cfg, candidates[0])
     saved = store.refresh()[0]
     unsaved = sum(1 for c in candidates if url_key(c["url"]) not in saved)
-    limit, budget, capped = check_budget(store.events(), args.limit, len(candidates), args.force, unsaved)
+    limit, budget, capped = check_budget(store.ledger.run_facts(), args.limit, len(candidates), args.force, unsaved)
     if capped:
         say_error(capped)
     report, code = ScrapeBatch(args, cfg, store, candidates, limit, budget).run()
@@ -1989,10 +2348,10 @@ def check_typed_urls(args, cfg):
             raise usage_error(f"{shorter(url.strip())}: {problem}")
 
 
-def check_budget(events, limit, candidates, force, unsaved):
+def check_budget(facts, limit, candidates, force, unsaved):
     """(--limit to use, (max_sources, pages the run saved) or None, a notice if capped): a scrape saves at most what
-    the run's budget has left; spent, a usage error, unless --force or every candidate is saved (`unsaved`: not)."""
-    facts = run_facts(events)
+    the run's budget (`facts`: run_facts) has left; spent, a usage error, unless --force or every candidate is saved
+    (`unsaved`: not)."""
     if facts is None:
         return limit, None, None
     most, saved = facts["options"].get("max_sources") or 0, {page_base(n) for n in facts["saved"]}
@@ -2135,11 +2494,11 @@ class ScrapeBatch:
         from collections import deque
         import secrets
         self.args, self.cfg, self.store = args, cfg, store
-        events = store.events()
-        self.run_id, self.round, _ = current_run(events)
+        self.run_id, self.round, _ = current_run(store.ledger.run_events())
         if self.run_id and not self.round:
             self.round = 1   # a run's scrape with no search before it opens round 1
-        self.found_by, self.batch = search_facts(events), secrets.token_hex(4)
+        self.found_by = store.ledger.hits(url_key(c["url"]) for c in candidates)
+        self.batch = secrets.token_hex(4)
         self.scope = Scope(rules=read_policy(store.topic_dir),
                            policy=display_path(os.path.join(store.topic_dir, POLICY_FILE)))
         self.pending = deque(enumerate(candidates, 1))
@@ -2418,28 +2777,27 @@ GONE_CODES = (404, 410, "SCRAPE_DNS_RESOLUTION_ERROR")               # a missing
 def cmd_refresh(args, cfg):
     started = time.monotonic()
     store = existing_topic(cfg, args.topic)
-    events = store.events()
-    synthesis, targets = refresh_targets(store, events, args.all)
+    synthesis, targets = refresh_targets(store, args.all)
     if not targets:
         raise usage_error(f"nothing to refresh in topic {args.topic!r}", "scrape pages first, or cite saved pages")
-    batch = RefreshBatch(args, cfg, store, synthesis, current_run(events)[0])
+    batch = RefreshBatch(args, cfg, store, synthesis, store.ledger.latest_run())
     report, code = batch.run(targets)
     report["elapsed_ms"] = elapsed_ms(started)
     write_out(json_text(report) if args.json else render_refresh(report))
     return code
 
 
-def refresh_targets(store, events, every):
+def refresh_targets(store, every):
     """(synthesis, [(n, url, current path, (quotes, numbers), cited path)]) of the pages the latest synthesis cites
     (`every`: all): what it takes from each, and the newest version it cites, which the live page is compared with."""
-    files = synthesis_files(store.topic_dir, events)
+    files = synthesis_files(store.topic_dir, store.events("command = 'init'"))
     synthesis = os.path.join(store.topic_dir, files[-1][0]) if files else None
     if synthesis is None and not every:
         raise usage_error(f"topic {store.topic!r} has no synthesis whose pages could be refreshed",
                           "add --all to refresh every saved page")
     current, claims, cited = store.refresh()[0], {}, {}
     if synthesis:
-        result = cite_check(synthesis, SourceLookup(store.topic_dir, events=events))
+        result = cite_check(synthesis, SourceLookup(store.topic_dir))
         lookup = result.lookup
         found = page_claims(result.sentences, quote_verdicts(result.sentences, lookup), lookup)
         for rel in (rel for rel, count in result.coverage["per_source"].items() if count and rel.startswith("web/")):
@@ -2783,10 +3141,10 @@ def cmd_init(args, cfg):
             options[name] = [check_domain(d, "--" + name.replace("_", "-")) for d in given]
     check_new_topic(cfg, args.topic, args.new_topic)
     store = TopicStore(cfg, args.topic)
-    events = store.events()
-    run, held = new_run_id({e.get("run") for e in events}), topic_held(store, events)
-    synthesis = synthesis_name(goal, store.topic_dir, events)
-    earlier, count = earlier_syntheses(store.topic_dir, events, text_slug(goal))
+    inits = store.events("command = 'init'")
+    run, held = new_run_id(store.ledger.runs()), topic_held(store, inits)
+    synthesis = synthesis_name(goal, store.topic_dir, inits)
+    earlier, count = earlier_syntheses(store, synthesis_files(store.topic_dir, inits), text_slug(goal))
     store.append([ledger_event(run, "init", 0, goal=goal, topic=args.topic, options=options, synthesis=synthesis)])
     answer = {"schema": SCHEMAS["init"], "ok": True, "run": run, "goal": goal, "options": options,
               "limit": round_share(options, 0, 1), "web_dir": display_path(store.web_dir),
@@ -2795,9 +3153,9 @@ def cmd_init(args, cfg):
         answer.update(earlier=earlier, earlier_count=count)
     if held:
         answer["topic"] = held
-    record_corpus(store.topic_dir, store.events())   # labels are given once, for the topic's life
+    record_corpus(store.topic_dir, store.ledger)   # labels are given once, for the topic's life
     if args.with_corpus:
-        answer["corpus"] = corpus_facts(store, store.events())
+        answer["corpus"] = corpus_facts(store)
     write_out(json_text(answer) if args.json else render_init(answer))
     return EXIT_OK
 
@@ -2816,8 +3174,9 @@ def check_new_topic(cfg, topic, new):
 
 
 def topic_held(store, events):
-    """{"pages", "syntheses", "run", "date", "goal"} of what a topic held before this init (its latest run), or None."""
-    pages, syntheses = {page_base(n) for n in store.pages()}, synthesis_files(store.topic_dir, events)
+    """{"pages", "syntheses", "run", "date", "goal"} of what a topic held before this init (its latest run), or None
+    (`events`: its inits)."""
+    pages, syntheses = {page_base(n) for n in page_files(store.web_dir)}, synthesis_files(store.topic_dir, events)
     last = next((e for e in reversed(events) if e.get("command") == "init"), {})
     found = {"pages": len(pages), "syntheses": len(syntheses), "run": last.get("run"),
              "date": str(last.get("time", ""))[:10] or None, "goal": last.get("goal")}
@@ -2913,12 +3272,13 @@ def corpus_labels(events, names, sha_of):
     return {name: (known.get(name) or new[name])["label"] for name in names}, new
 
 
-def record_corpus(topic_dir, events):
+def record_corpus(topic_dir, ledger):
     """The labels of a topic's corpus files, the new ones written to its ledger (where it can be written)."""
-    labels, new = corpus_labels(events, corpus_files(topic_dir), lambda n: file_sha256(os.path.join(topic_dir, n)))
+    labels, new = corpus_labels(ledger.events("command = 'corpus'"), corpus_files(topic_dir),
+                                lambda n: file_sha256(os.path.join(topic_dir, n)))
     if new and os.path.isdir(os.path.join(topic_dir, "web")):
         try:
-            append_events(os.path.join(topic_dir, "web"), [ledger_event(current_run(events)[0], "corpus", None,
+            append_events(os.path.join(topic_dir, "web"), [ledger_event(ledger.latest_run(), "corpus", None,
                                                                         files=new)])
         except Failure:
             pass   # a read-only topic: the labels stand as computed until a check can record them
@@ -2945,9 +3305,9 @@ def text_parts(words, headings):
     return parts + [[start, len(words)]]
 
 
-def corpus_facts(store, events):
+def corpus_facts(store):
     """[{"label", "path", "words", "parts", "notes" (parts with a note)}] of the corpus files; writes the index only."""
-    labels = corpus_labels(events, corpus_files(store.topic_dir),
+    labels = corpus_labels(store.events("command = 'corpus'"), corpus_files(store.topic_dir),
                            lambda n: file_sha256(os.path.join(store.topic_dir, n)))[0]
     index = LibraryIndex(store)
     index.update({name: os.path.join(store.topic_dir, name) for name in labels})
@@ -2972,6 +3332,14 @@ def render_corpus(entries):
 
 INDEX_FILE = "find.sqlite"   # in md/<topic>/web/.index/: a cache of what the files say, rebuilt as they change
 INDEX_SCHEMA = 1
+FIND_TABLES = """
+CREATE TABLE files (rel TEXT PRIMARY KEY, stamp TEXT, words INTEGER, parts TEXT);
+CREATE TABLE passages (id INTEGER PRIMARY KEY, rel TEXT, first INTEGER, last INTEGER, heading TEXT, words INTEGER,
+                       text TEXT);
+CREATE TABLE terms (term TEXT, passage INTEGER, count INTEGER);
+CREATE INDEX terms_by_term ON terms(term);
+CREATE INDEX passages_by_rel ON passages(rel);
+"""
 PASSAGE_WORDS = 120          # a find hit: a passage of about this many words …
 PASSAGE_MOST = 300           # … and never more
 INDEX_TOKEN = lazy_regex(rf"(?:(?=\w)[{CJK}])+|[^\W_{CJK}]+")
@@ -3021,26 +3389,7 @@ class LibraryIndex:
     def __init__(self, store):
         import sqlite3
         self.sqlite = sqlite3
-        folder = os.path.join(store.web_dir, ".index")
-        try:
-            os.makedirs(folder, exist_ok=True)
-            if not os.path.exists(os.path.join(folder, ".gitignore")):
-                atomic_write(os.path.join(folder, ".gitignore"), b"*\n")
-            self.db = self.open(os.path.join(folder, INDEX_FILE))
-        except (OSError, sqlite3.Error):
-            self.db = self.open(":memory:")
-
-    def open(self, path):
-        db = self.sqlite.connect(path, timeout=60, isolation_level=None)   # transactions begun by update()
-        if db.execute("PRAGMA user_version").fetchone()[0] != INDEX_SCHEMA:
-            db.executescript("DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS passages; DROP TABLE IF EXISTS terms;"
-                             "CREATE TABLE files (rel TEXT PRIMARY KEY, stamp TEXT, words INTEGER, parts TEXT);"
-                             "CREATE TABLE passages (id INTEGER PRIMARY KEY, rel TEXT, first INTEGER, last INTEGER,"
-                             " heading TEXT, words INTEGER, text TEXT);"
-                             "CREATE TABLE terms (term TEXT, passage INTEGER, count INTEGER);"
-                             "CREATE INDEX terms_by_term ON terms(term); CREATE INDEX passages_by_rel ON passages(rel);"
-                             f"PRAGMA user_version = {INDEX_SCHEMA};")
-        return db
+        self.db = index_db(store.web_dir, INDEX_FILE, INDEX_SCHEMA, FIND_TABLES)
 
     def update(self, files, prune=False):
         """Index the files ({rel: path}) new or changed since; `prune`: forget all others (gone, or old versions)."""
@@ -3055,7 +3404,7 @@ class LibraryIndex:
                 for rel in fresh:
                     self.add(rel, files[rel], stamps[rel])
         except self.sqlite.OperationalError:   # read-only: the same, in memory
-            self.db = self.open(":memory:")
+            self.db = open_index(":memory:", INDEX_SCHEMA, FIND_TABLES)
             self.update(files, prune)
 
     def changes(self, stamps, prune):
@@ -3154,7 +3503,7 @@ def cmd_find(args, cfg):
 
 def find_hits(store, index, found, terms, several):
     """find's hits: label, path, lines, heading, snippet, words; a corpus file's part and note; queries if several."""
-    labels, numbers = record_corpus(store.topic_dir, store.events()), store.numbers()
+    labels, numbers = record_corpus(store.topic_dir, store.ledger), store.numbers()
     hits = []
     for row, queries in found:
         rel, first, last, heading, words, text = index.passage(row)
@@ -3705,14 +4054,14 @@ def save_note(page, note, session, part=None, parts=None):
     """Check a reader's note against its page or corpus part, save and log it: (path, passages, not verbatim, seen)."""
     corpus = parts is not None
     web_dir = os.path.join(os.path.dirname(page), "web") if corpus else os.path.dirname(page)
-    events = read_ledger(os.path.join(web_dir, "_ledger.jsonl"))
+    ledger = LedgerIndex(web_dir)
     text = read_page_text(page)
     lines = text.split("\n")
     passages = note_passages(note)
     problems = passage_problems(passages, lines)
     name = os.path.basename(page)
-    number = record_corpus(os.path.dirname(page), events).get(name) if corpus else \
-        source_numbers(events, web_dir).get(name)
+    number = record_corpus(os.path.dirname(page), ledger).get(name) if corpus else \
+        citation_numbers(ledger, lambda: page_files(web_dir), [name])[name]
     path = part_note(page, part, parts) if corpus else note_path(page)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     body = render_note(display_path(page) + (f" lines {part[0]}–{part[1]}" if corpus and len(parts) > 1 else ""),
@@ -3721,7 +4070,7 @@ def save_note(page, note, session, part=None, parts=None):
     write_file(path, body.encode("utf-8"))
     seen = note_instructions(note)
     where = {"corpus": name, "part": part} if corpus else {"page": name}
-    append_events(web_dir, [ledger_event(current_run(events)[0], "note", None, **where, n=number,
+    append_events(web_dir, [ledger_event(ledger.latest_run(), "note", None, **where, n=number,
                                          chars=len(note.strip()), passages=len(passages), not_found=len(problems),
                                          session=session,
                                          **({"instructions": [list(r) for r in seen]} if seen is not None else {}))])
@@ -3729,10 +4078,22 @@ def save_note(page, note, session, part=None, parts=None):
 
 
 def current_version(path):
-    """The path of a saved page's current version: its highest version in the same folder (x.v3.md for x.md)."""
+    """The path of a saved page's current version (x.v3.md for x.md): see current_versions."""
     folder, name = os.path.split(path)
-    versions = [n for n in page_files(folder) if page_base(n) == page_base(name)]
-    return os.path.join(folder, max(versions, key=page_version, default=name))
+    return os.path.join(folder, current_versions(folder, [name])[0])
+
+
+def current_versions(web_dir, names):
+    """The file names of these pages' current versions, a page once: the versions after each name's own are
+    looked for one by one (x.v2.md, x.v3.md …, as web.py numbers them), so no listing of web/ is needed."""
+    latest = {}
+    for name in names:
+        version = page_version(name)
+        while os.path.lexists(os.path.join(web_dir, version_name(name, version + 1))):
+            version += 1
+        base = page_base(name)
+        latest[base] = max(latest.get(base, name), version_name(name, version), key=page_version)
+    return list(latest.values())
 
 
 def note_state(path, chars, noted=None):
@@ -3780,8 +4141,9 @@ def round_share(options, saved_before, round_no):
     return -(-left // (max_rounds - round_no + 1))
 
 
-def run_facts(events):
-    """Where the latest run of a topic stands, from its ledger, or None: {"run", "goal", "options", "synthesis",
+def run_facts(events, runs=None):
+    """Where the latest run of a topic stands, from its events (`runs`: how many inits the topic has, when `events`
+    are the run's own), or None: {"run", "goal", "options", "synthesis",
     "round" (the latest; init opens round 1), "searched" (rounds so far, 0 before any), "scraped" (the latest round),
     "saved" and "reused" (page names it saved / found saved), "forced" (past the budget), "limit" (of the next scrape),
     "stop" (rules met), "retry" ([url, kind, title]), "gathered" (manifest ran after the last scrape), "requests", "words"}"""
@@ -3809,7 +4171,7 @@ def run_facts(events):
     before = sum(1 for r in first.values() if r < next_round)   # an interrupted round's share counts what it saved
     limit = max(0, round_share(options, before, next_round) - (len(names) - before))
     last = {e.get("command"): i for i, e in enumerate(mine)}
-    index = sum(1 for e in events if e.get("command") == "init")
+    index = sum(1 for e in events if e.get("command") == "init") if runs is None else runs
     return {"run": init.get("run"), "goal": init.get("goal"), "options": options,
             "index": index, "picks": picks_name(index, next_round),
             "synthesis": init.get("synthesis") or f"{text_slug(init.get('goal') or '')}-synthesis.md",
@@ -3911,25 +4273,23 @@ def next_step(topic, facts, synthesis, notes, corpus=()):
 
 def status_facts(store):
     """status --json: the run's facts, its synthesis, today's date and the next step."""
-    events = store.events()
-    facts = run_facts(events)
+    facts = store.ledger.run_facts()
     if facts is None:
         raise usage_error(f"no /research run in topic {store.topic!r}",
                           f'start one: python3 web.py init "goal" --topic {store.topic}')
-    files = synthesis_files(store.topic_dir, events)
+    files = synthesis_files(store.topic_dir, store.events("command = 'init'"))
     path = os.path.join(store.topic_dir, facts["synthesis"])
-    mine = (synthesis_status(store.topic_dir, events, [f for f in files if f[0] == facts["synthesis"]]) or
-            [{"status": "unwritten"}])[0]
-    earlier, count = earlier_syntheses(store.topic_dir, events, text_slug(facts["goal"] or ""), facts["synthesis"])
+    mine = (synthesis_status(store.topic_dir, store.checks([facts["synthesis"]]),
+                             [f for f in files if f[0] == facts["synthesis"]]) or [{"status": "unwritten"}])[0]
+    earlier, count = earlier_syntheses(store, files, text_slug(facts["goal"] or ""), facts["synthesis"])
     synthesis = dict({k: mine.get(k) for k in ("status", "errors", "checked", "audit")}, path=display_path(path))
     if mine.get("status") == "passed" and (not mine.get("audit") or mine["audit"].get("missing")):
         slices = len(audit_slices(cite_check(path)))
         synthesis["slices"] = slices if slices > 1 else None
-    latest = {page_base(n): n for n in sorted(store.pages(), key=current_first, reverse=True)}
-    notes = note_facts(store, list(dict.fromkeys(latest.get(page_base(n), n) for n in facts["saved"] + facts["reused"])),
-                       store.numbers(), events)   # each page at its current version: a changed long page needs a reader
-    options, refreshed = facts["options"], refresh_facts(events, files[-1][0] if files else None)
-    corpus = corpus_facts(store, events) if options.get("with_corpus") else None
+    pages = current_versions(store.web_dir, facts["saved"] + facts["reused"])   # a changed long page needs a reader
+    notes = note_facts(store, pages, store.numbers(pages), store.events("command = 'note'"))
+    options, refreshed = facts["options"], refresh_facts(store.latest_refresh(), files[-1][0] if files else None)
+    corpus = corpus_facts(store) if options.get("with_corpus") else None
     answer = {"schema": SCHEMAS["status"], "ok": True, "run": facts["run"], "goal": facts["goal"],
               "round": facts["round"], "rounds": options.get("max_rounds"), "scraped": facts["scraped"],
               "saved": len(facts["saved"]), "budget": options.get("max_sources"), "forced": facts["forced"],
@@ -4062,10 +4422,11 @@ def synthesis_status(topic_dir, events, files=None):
     return found
 
 
-def earlier_syntheses(topic_dir, events, goal, mine=None):
-    """(the newest synthesis of this goal slug but `mine`, as status shows it, or None; how many there are)."""
-    files = [f for f in synthesis_files(topic_dir, events) if f[1] == goal and f[0] != mine]
-    for entry in synthesis_status(topic_dir, events, files[-1:]):
+def earlier_syntheses(store, files, goal, mine=None):
+    """(the newest synthesis of this goal slug but `mine`, as status shows it, or None; how many there are), of the
+    topic's synthesis_files."""
+    topic_dir, files = store.topic_dir, [f for f in files if f[1] == goal and f[0] != mine]
+    for entry in synthesis_status(topic_dir, store.checks(f[0] for f in files[-1:]), files[-1:]):
         entry = dict(entry, path=display_path(os.path.join(topic_dir, entry["file"])))
         audit = os.path.join(topic_dir, audit_path(entry["file"]))
         if entry.get("audit") and os.path.isfile(audit):
@@ -4134,41 +4495,43 @@ SCOPE_DROPS = ("outside --site", "excluded by --exclude-site", "blocked by ")   
 
 
 def manifest_facts(store):
-    """Everything the manifest shows, from one pass over the ledger: {"runs", "older" (runs before the last
-    RECENT_RUNS), "queries", "candidates" (of those), "saved", "failures", "picks", "syntheses", "run" (run_facts,
-    or None), "retry" (url keys), "dropped" ({(url, reason): times}), "dropped_now" (in the latest run), "notes"}."""
-    events, by_run = store.events(), {}
-    for event in events:   # each run's events: never a pass over the ledger a run
-        by_run.setdefault(event.get("run"), []).append(event)
-    runs, searches = [[e for e in events if e.get("command") == c] for c in ("init", "search")]
-    latest = {url_key(e.get("url") or ""): e for e in events if e.get("command") == "scrape"}   # each URL's latest
+    """Everything the manifest shows, from the ledger's index: {"runs", "older" (runs before the last RECENT_RUNS),
+    "queries", "candidates" (of those), "saved", "failures", "picks", "syntheses", "run" (run_facts, or None), "retry"
+    (url keys), "dropped" ({(url, reason): times}), "dropped_now" (in the latest run), "notes"}."""
+    from collections import Counter
+    runs = store.events("command = 'init'")
     index, older = {e.get("run"): i for i, e in enumerate(runs, 1)}, max(0, len(runs) - RECENT_RUNS)
-    listed = {e.get("run") for e in runs[older:]} if older else None
+    listed = [e.get("run") for e in runs[older:]] if older else None
+    recent = store.events(f"run IN ({','.join('?' * len(listed))})", *listed) if listed else store.events()
 
     def round_label(event):   # rounds restart in every run: run.round when the topic has several
         return f"{index.get(event.get('run'), 0)}.{event.get('round')}" if len(runs) > 1 else str(event.get("round"))
-    queries = [dict(e, label=round_label(e)) for e in searches if listed is None or e.get("run") in listed]
-    saved = saved_rows(store, store.numbers(), reader_flags(events), gone_pages(events))
+    queries = [dict(e, label=round_label(e)) for e in recent if e.get("command") == "search"]
+    keys = {url_key(h.get("url") or "") for e in queries for h in e.get("results") or []} | \
+        {url_key(e.get("url") or "") for e in recent if e.get("command") == "scrape"}
+    scrapes = store.ledger.scrapes(keys)
+    latest = {url_key(e.get("url") or ""): e for e in scrapes}   # each URL's latest
+    saved = saved_rows(store, store.numbers(), reader_flags(store.events("command = 'note'")), store.ledger.gone())
     by_key = {url_key(s["url"] or ""): s for s in saved}
     failures = [e for key, e in latest.items() if e.get("outcome") == "failed" and key not in by_key]
     picks = sorted(n for n in os.listdir(store.web_dir) if n.startswith("_picks-") and n.endswith(".json") and
                    int((re.match(r"_picks-(\d+)", n) or [0, 10 ** 6])[1]) > older)
-    run = run_facts(events)
-    retry = set(retry_picks(e for e in events if e.get("command") == "scrape")) if not run or run["limit"] else set()
-    from collections import Counter
-    drops = [(e.get("run"), d["url"], d["reason"]) for e in searches for d in e.get("dropped") or []
-             if d["reason"].startswith(SCOPE_DROPS)]
+    run = store.ledger.run_facts()
+    retry = set(retry_picks(scrapes)) if not run or run["limit"] else set()
+    drops = store.ledger.drops()
     dropped = Counter((url, why) for _, url, why in drops)
     dropped_now = sum(1 for run_id, _, _ in drops if not runs or run_id == runs[-1].get("run"))
     picked = [k for k, e in latest.items() if listed is None or e.get("run") in listed]
-    syntheses = synthesis_status(store.topic_dir, events)
-    return {"runs": [dict(r, facts=run_facts(by_run[r.get("run")])) for r in runs], "older": older,
+    syntheses = synthesis_status(store.topic_dir, store.ledger.latest_checks(), synthesis_files(store.topic_dir, runs))
+    return {"runs": [dict(r, facts=store.ledger.past_run_facts(r.get("run")) if r is not runs[-1] else run)
+                     for r in runs], "older": older,
             "queries": queries, "candidates": candidate_rows(queries, latest, picked, by_key, round_label, retry),
             "policy": read_policy(store.topic_dir), "dropped": dropped, "dropped_now": dropped_now,
             "policy_path": display_path(os.path.join(store.topic_dir, POLICY_FILE)),
-            "preferred": {url_key(h["url"]) for e in searches for h in e.get("results") or [] if h.get("prefer")},
+            "preferred": store.ledger.preferred(),
             "saved": saved, "failures": failures, "picks": picks, "run": run, "retry": retry,
-            "syntheses": syntheses, "refreshed": refresh_facts(events, syntheses[-1]["file"] if syntheses else None),
+            "syntheses": syntheses, "refreshed": refresh_facts(store.latest_refresh(),
+                                                               syntheses[-1]["file"] if syntheses else None),
             "notes": os.path.isfile(os.path.join(store.web_dir, "_notes.md"))}
 
 
@@ -4873,11 +5236,18 @@ class SourceLookup:
         self.topic_dir, self.files = os.path.abspath(topic_dir), files
         self.real = os.path.realpath(self.topic_dir) if files is None else self.topic_dir
         web_dir = os.path.join(self.topic_dir, "web")
-        self.events = read_ledger(os.path.join(web_dir, "_ledger.jsonl")) if events is None else events
-        names = sorted(p[4:] for p in files if p.startswith("web/")) if files is not None else None
-        self.numbers = source_numbers(self.events, web_dir, names)
-        self._cache, self._tokens, self._latest, self._flags, self._injected = {}, {}, None, None, {}
+        self.ledger = LedgerIndex(web_dir) if events is None else LedgerIndex.of(events)   # `events`: a ledger's
+        self._cache, self._tokens, self._numbers, self._flags, self._injected = {}, {}, {}, None, {}
         self._labels, self._unglued, self._pages = None, {}, None
+
+    def web_files(self):
+        """The saved page files (names), listed."""
+        if self.files is not None:
+            return sorted(p[4:] for p in self.files if p.startswith("web/"))
+        return page_files(os.path.join(self.topic_dir, "web"))
+
+    def exists(self, rel):
+        return rel in self.files if self.files is not None else os.path.lexists(os.path.join(self.topic_dir, rel))
 
     def resolve(self, target):
         """(rel, problem): a page, a broken citation, or (None, None) for a link or an anchor that cites nothing."""
@@ -4919,7 +5289,7 @@ class SourceLookup:
     def injected(self, rel):
         """[(first, last, text of those lines ±1)] of a saved page that its reader reported as instructions."""
         if self._flags is None:
-            self._flags = reader_flags(self.events)
+            self._flags = reader_flags(self.ledger.events("command = 'note'"))
         ranges = self._flags.get(rel[4:]) if rel.startswith("web/") else None
         if not ranges:
             return []
@@ -4945,11 +5315,14 @@ class SourceLookup:
         return {k: v for k, v in split_saved(self.files[rel])[0].items() if v and v != "(none)"}
 
     def newer_version(self, rel):
-        """The current version of a cited saved page when it is newer than `rel` (web/x.v2.md for web/x.md), else None."""
-        if self._latest is None:   # each page's latest version, by its first version's name
-            self._latest = {page_base(p): p for p in sorted(self.pages(), key=page_version) if p.startswith("web/")}
-        latest = self._latest.get(page_base(rel), rel) if rel.startswith("web/") else rel
-        return latest if page_version(latest) > page_version(rel) else None
+        """The current version of a cited saved page when it is newer than `rel` (web/x.v2.md for web/x.md), else
+        None: the versions after it looked for one by one, as current_versions does."""
+        if not rel.startswith("web/"):
+            return None
+        version = page_version(rel)
+        while self.exists(f"web/{version_name(rel[4:], version + 1)}"):
+            version += 1
+        return f"web/{version_name(rel[4:], version)}" if version > page_version(rel) else None
 
     def folded(self, rel):
         self.body(rel)
@@ -4974,7 +5347,18 @@ class SourceLookup:
         return self._tokens[rel]
 
     def number_of(self, rel):
-        return self.numbers.get(rel[4:]) if rel.startswith("web/") else None
+        """A saved page's citation number (citation_numbers), or None: for a file on disk or one the ledger saved."""
+        if not rel.startswith("web/"):
+            return None
+        if rel[4:] not in self._numbers:
+            known = self.exists(rel) or rel[4:] in self.ledger.saved_names([rel[4:]])
+            self._numbers[rel[4:]] = citation_numbers(self.ledger, self.web_files, [rel[4:]]).get(rel[4:]) \
+                if known else None
+        return self._numbers[rel[4:]]
+
+    def corpus_names(self):
+        return sorted(p for p in self.files if not p.startswith("web/")) if self.files is not None else \
+            corpus_files(self.topic_dir)
 
     def label_of(self, rel):
         """A page's citation label: its number, or a corpus file's (C1, C2 …, corpus_labels)."""
@@ -4982,8 +5366,8 @@ class SourceLookup:
             number = self.number_of(rel)
             return str(number) if number else None
         if self._labels is None:
-            names = [p for p in self.pages() if not p.startswith("web/")]
-            self._labels = corpus_labels(self.events, names, self.sha)[0]
+            names = self.corpus_names()
+            self._labels = corpus_labels(self.ledger.events("command = 'corpus'"), names, self.sha)[0]
         return self._labels.get(rel)
 
     def sha(self, rel):
@@ -4994,24 +5378,24 @@ class SourceLookup:
         return file_sha256(os.path.join(self.topic_dir, rel))
 
     def pages(self):
-        """Every saved page (by citation number), then the corpus files; listed once."""
-        if self._pages is None and self.files is not None:
-            self._pages = sorted(self.files, key=lambda p: (not p.startswith("web/"), self.number_of(p) or 0, p))
-        elif self._pages is None:
-            names = set(page_files(os.path.join(self.topic_dir, "web")))
-            self._pages = [f"web/{n}" for n in sorted(self.numbers, key=self.numbers.get) if n in names] + \
-                corpus_files(self.topic_dir)
+        """Every saved page (by citation number), then the corpus files; listed once (where a quote is not found)."""
+        if self._pages is None:
+            names = self.web_files()
+            numbers = citation_numbers(self.ledger, lambda: names)
+            self._pages = [f"web/{n}" for n in sorted(names, key=lambda n: (numbers[n], page_version(n), n))] + \
+                self.corpus_names()
         return self._pages
 
     def run_pages(self, run, saved=False):
         """The pages a run saved, found saved or refreshed (that version); `saved`: saved only; all, without a run."""
         if run is None:
             return [p for p in self.pages() if p.startswith("web/")]
-        names = {os.path.basename(e["path"]) for e in self.events if e.get("run") == run and e.get("path") and (
+        names = {os.path.basename(e["path"]) for e in self.ledger.events("run = ?", run) if e.get("path") and (
             e.get("command") == "scrape" and (e.get("outcome") == "saved" or e.get("reason") == "already saved"
                                               and not saved) or
             e.get("command") == "refresh" and e.get("outcome") in ("unchanged", "changed") and not saved)}
-        return [p for p in self.pages() if p.startswith("web/") and p[4:] in names]
+        return sorted((f"web/{n}" for n in names if self.exists(f"web/{n}")),
+                      key=lambda p: (self.number_of(p) or 0, page_version(p), p))
 
 
 def fold_text(text):
@@ -5422,7 +5806,7 @@ def partly_cited_warnings(partly):
 def number_checks(sentences, lookup, answer):
     """(problems, counts) of cited sentences' numbers: errors in the answer and findings, else warnings; (= …) holds."""
     problems, counts = [], {"verified": 0, "derived": 0, "not_found": 0}
-    run_days = {str(e.get("time", ""))[:10] for e in lookup.events if e.get("command") in ("init", "refresh")}
+    run_days = {str(e.get("time", ""))[:10] for e in lookup.ledger.events("command IN ('init', 'refresh')")}
     for sentence in sentences:
         if not sentence.cites:
             continue
@@ -5594,7 +5978,7 @@ def changed_page_warnings(claims, lookup, cited):
 
 def gone_warnings(links, lookup):
     """A cited page the latest refresh found gone from the web: one warning a page, at its first citation."""
-    gone, first = gone_pages(lookup.events), {}
+    gone, first = lookup.ledger.gone(), {}
     for link in (l for l in links if l.rel and l.rel.startswith("web/") and page_base(l.rel[4:]) in gone):
         first.setdefault(page_base(link.rel[4:]), link)
     return [(link.line, "page-gone", f"{source_label(lookup, link.rel)} {link.rel} was gone from the web when refresh "
@@ -5630,13 +6014,13 @@ def injected_message(lookup, rel, first, last):
             f"addressed to a model ({rel.replace('web/', f'web/{NOTES_DIR}/')})")
 
 
-def run_of(title_lines, events):
+def run_of(title_lines, ledger):
     """The run a synthesis belongs to: the `run <id>` of its title block, else the topic's latest."""
     for line in title_lines:
         match = re.search(r"\brun\s+(\S+)", line)
-        if match and any(e.get("run") == match.group(1) for e in events):
+        if match and ledger.has_run(match.group(1)):
             return match.group(1)
-    return current_run(events)[0]
+    return ledger.latest_run()
 
 
 # --- cite-check: the whole check (report) ---
@@ -5668,7 +6052,7 @@ def cite_check(path, lookup=None, text=None):
     errors += quote_problems(verdicts, lookup) + footnote_problems(prose) + unread_problems(blocks, sentences)
     reported = reported_units(verdicts, prose)
     errors += [p[1:] for p in numbered if p[0] == "error"] + citation_rule_problems(prose, answer, notes, reported)
-    run = run_of(title, lookup.events)
+    run = run_of(title, lookup.ledger)
     run_pages = lookup.run_pages(run)
     warnings = [p[1:] for p in numbered if p[0] == "warning"] + partly_cited_warnings(partly)
     warnings += speaker_warnings(verdicts, lookup) + never_cited(lookup, run, links)
@@ -5682,8 +6066,8 @@ def cite_check(path, lookup=None, text=None):
 
 def corpus_changed(name, lookup, cited):
     """A corpus file the synthesis cites whose text is not the one it had when the synthesis last passed."""
-    passed = next((e for e in reversed(lookup.events) if e.get("command") == "cite-check" and e.get("file") == name
-                   and e.get("ok") and isinstance(e.get("corpus"), dict)), {})
+    passed = next((e for e in reversed(lookup.ledger.events("command = 'cite-check' AND page = ?", name))
+                   if e.get("ok") and isinstance(e.get("corpus"), dict)), {})
     return [(0, "corpus-changed", f"corpus file {source_label(lookup, rel)} {rel} changed since this synthesis passed "
                                   f"cite-check on {str(passed.get('time'))[:10]}: what it quotes of the file was "
                                   "checked against the earlier text") for rel in sorted(cited)
@@ -5699,11 +6083,10 @@ def never_cited(lookup, run, links):
 
 def coverage_of(sentences, verdicts, counts, links, run_pages, lookup):
     """The coverage: sentences and those citing for themselves, quote and number verdicts, citations per source."""
-    per_source = dict.fromkeys(run_pages, 0)
+    per_source, corpus = dict.fromkeys(run_pages, 0), set(lookup.corpus_names())
     for link in links:
         if link.rel:
             per_source[link.rel] = per_source.get(link.rel, 0) + 1
-    order = {rel: n for n, rel in enumerate(lookup.pages())}
     sentences = [s for s in sentences if s.block.kind != "header"]   # a header's cells label columns
     return {"sentences": len(sentences), "cited": sum(1 for s in sentences if s.cites and not s.fallback),
             "quotes": {v: sum(1 for x in verdicts if x[2] == v)
@@ -5711,7 +6094,9 @@ def coverage_of(sentences, verdicts, counts, links, run_pages, lookup):
             "unchecked": [{"line": s.line, "quote": " ".join(p.split())[:80], "why": d}
                           for s, p, v, d in verdicts if v == "unchecked"],
             "numbers": counts,
-            "per_source": dict(sorted(per_source.items(), key=lambda item: (order.get(item[0], len(order)), item[0])))}
+            "per_source": dict(sorted(per_source.items(), key=lambda item: (   # pages by number, corpus files, others
+                0 if item[0].startswith("web/") else 1 if item[0] in corpus else 2, lookup.number_of(item[0]) or 0,
+                page_version(item[0]), item[0])))}
 
 
 def render_check(shown, result, review):
@@ -6002,7 +6387,7 @@ def record_check(path, result, create, **fields):
     corpus = {rel: result.lookup.sha(rel) for rel in fields["pages"] if not rel.startswith("web/")}
     fields.update({"corpus": corpus} if corpus else {})   # what a later check compares them with
     os.makedirs(web_dir, exist_ok=True)
-    record_corpus(os.path.dirname(web_dir), result.lookup.events)
+    record_corpus(os.path.dirname(web_dir), result.lookup.ledger)
     append_events(web_dir, [ledger_event(result.run, "cite-check", None, file=os.path.basename(path), sha256=sha,
                                          ok=not result.errors, errors=len(result.errors), coverage=summary, **fields)])
     refresh_manifest(os.path.dirname(web_dir))
@@ -6235,13 +6620,13 @@ def kept_write(payload, cwd, cfg):
                     f"{display_path(web_dir)}/_notes.md")
     if not os.path.lexists(path):
         return None
-    events = read_ledger(os.path.join(web_dir, "_ledger.jsonl"))
-    problem = kept_file_problem(path, name, web_dir, events) or (
-        notes_problem(path, payload, events) if name == "_notes.md" and folder == web_dir else None)
+    ledger = LedgerIndex(web_dir)
+    problem = kept_file_problem(path, name, web_dir, ledger) or (
+        notes_problem(path, payload, ledger) if name == "_notes.md" and folder == web_dir else None)
     return deny(problem) if problem else None
 
 
-def kept_file_problem(path, name, web_dir, events):
+def kept_file_problem(path, name, web_dir, ledger):
     """Why a file under a topic is not Claude's to replace, or None."""
     shown, folder = display_path(path), os.path.dirname(path)
     if folder in (os.path.join(web_dir, NOTES_DIR), os.path.join(web_dir, NOTES_DIR, "corpus")):
@@ -6251,21 +6636,20 @@ def kept_file_problem(path, name, web_dir, events):
     if folder == web_dir and name.endswith(".md") and not name.startswith(("_", ".")):
         return (f"{shown} is a saved page: it stays as it was fetched, because quotes are checked against it; to "
                 f"fetch it again, scrape it with --force (a changed page is saved as its next version)")
-    facts = run_facts(events)
+    facts = ledger.run_facts()
     if folder == web_dir and name.startswith("_picks-") and facts and name != facts["picks"]:
         return (f"{shown} holds another round's picks and is kept: write this round's to "
                 f"{display_path(os.path.join(web_dir, facts['picks']))}")
     if name.endswith(("-audit.md", "-evidence.md")):
         return f"{shown} is written by web.py (the citation-auditor's answer, or cite-check --table)"
-    owner = next((i for i, e in enumerate((e for e in events if e.get("command") == "init"), 1)
-                  if e.get("synthesis") == name), None)
+    owner = next((i for i, e in enumerate(ledger.events("command = 'init'"), 1) if e.get("synthesis") == name), None)
     if name.endswith("-synthesis.md") and owner and facts and owner != facts["index"]:
         mine = display_path(os.path.join(folder, facts["synthesis"]))
         return f"{shown} is run {owner}'s synthesis and is kept as it was: this run writes {mine}"
     return None
 
 
-def notes_problem(path, payload, events):
+def notes_problem(path, payload, ledger):
     """Why a Write or Edit of _notes.md would change earlier runs' notes (all before `## Run <id>`), or None."""
     tool_input = tool_input_of(payload)
     with open(path, encoding="utf-8", errors="replace") as handle:
@@ -6274,7 +6658,7 @@ def notes_problem(path, payload, events):
         new = str(tool_input.get("content") or "")
     else:   # replace_all or not: the first occurrence decides, and the earlier runs' text comes first
         new = old.replace(str(tool_input.get("old_string") or ""), str(tool_input.get("new_string") or ""))
-    run = current_run(events)[0]
+    run = ledger.latest_run()
     heading = re.search(rf"(?m)^## Run {re.escape(run)}\b", old) if run else None
     kept = (old[:heading.start()] if heading else old).rstrip()
     if not kept or new.startswith(kept) and new[len(kept):len(kept) + 1] in ("", "\n"):   # its last line whole, too
@@ -6316,15 +6700,15 @@ def reader_done(payload, cfg):
 
 
 def session_ledgers(md_root, session):
-    """(web dir, events) of every topic ledger that mentions this session."""
+    """(web dir, its LedgerIndex, this session's events) of every topic ledger with events of this session."""
     for folder, dirs, names in os.walk(md_root):
         if os.path.basename(folder) == "web":
             dirs[:] = []
             if "_ledger.jsonl" in names:
-                path = os.path.join(folder, "_ledger.jsonl")
-                with open(path, "rb") as handle:
-                    if session.encode("utf-8") in handle.read():
-                        yield folder, read_ledger(path)
+                ledger = LedgerIndex(folder)
+                mine = ledger.events("session = ?", session)
+                if mine:
+                    yield folder, ledger, mine
 
 
 def hook_stop(payload, cfg):
@@ -6335,11 +6719,10 @@ def hook_stop(payload, cfg):
         raise ValueError("the hook input has no session_id")
     if not os.path.isdir(cfg.md_root):
         raise FileNotFoundError(f"no md root at {display_path(cfg.md_root)}")
-    for web_dir, events in session_ledgers(cfg.md_root, session):
-        mine = [e for e in events if e.get("session") == session]
+    for web_dir, ledger, mine in session_ledgers(cfg.md_root, session):
         for name in dict.fromkeys(str(e.get("file")) for e in mine if e.get("command") == "cite-check"):
             path = os.path.join(os.path.dirname(web_dir), name)
-            answer = stop_decision(path, mine, session) or audit_request(path, events, session)
+            answer = stop_decision(path, mine, session) or audit_request(path, ledger, mine)
             if answer:
                 return answer
     return None
@@ -6491,18 +6874,19 @@ def audit_state(events, name, sha):
 
 def audit_line(path, result, ranked, sha):
     """cite-check's `next:` line for a passing synthesis audited in slices whose audit is not complete, else ""."""
-    state = audit_state(result.lookup.events, os.path.basename(path), sha) or {}
+    state = audit_state(result.lookup.ledger.events("command = 'audit' AND page = ?", os.path.basename(path)),
+                        os.path.basename(path), sha) or {}
     count = len(audit_slices(result, ranked)) if not result.errors and (not state or state.get("missing")) else 1
     return f"next: {audit_call(display_path(path), count, state.get('missing'))}\n" if count > 1 else ""
 
 
 def run_line(result):
     """What the ledger says of the synthesis's run, for a claim about the run itself."""
-    facts = run_facts([e for e in result.lookup.events if e.get("run") == result.run]) if result.run else None
+    mine = result.lookup.ledger.events("run = ?", result.run) if result.run else []
+    facts = run_facts(mine) if result.run else None
     if not facts:
         return "Run facts (ledger): no /research run recorded"
     options = facts["options"]
-    mine = [e for e in result.lookup.events if e.get("run") == result.run]
     failed = sum(1 for e in mine if e.get("command") == "scrape" and e.get("outcome") == "failed")
     refreshed = {os.path.basename(e.get("path") or ""): e.get("outcome") for e in mine if e.get("command") == "refresh"}
     labels = [source_label(result.lookup, rel) for rel in result.lookup.run_pages(result.run) if rel[4:] not in refreshed]
@@ -6544,7 +6928,7 @@ def auditor_launch(tool_input, cwd, cfg):
     if path is None:
         return deny(f"{AUDITOR}: name the one synthesis to audit in the prompt "
                     f"(md/<topic>/<goal-slug>-<date>-synthesis.md)")
-    facts = run_facts(read_ledger(os.path.join(os.path.dirname(path), "web", "_ledger.jsonl")))
+    facts = LedgerIndex(os.path.join(os.path.dirname(path), "web")).run_facts()
     if os.path.isfile(audit_path(path)) and facts and os.path.basename(path) != facts["synthesis"]:
         return deny(f"{display_path(path)} is an earlier run's synthesis and its audit, "
                     f"{display_path(audit_path(path))}, is kept as it was: audit this run's synthesis")
@@ -6581,8 +6965,7 @@ def auditor_done(payload, cfg):
                f"> audited by: {AUDITOR}{answered} · {counted(audit_problems(body), 'problem')}  \n" \
                "> NOTE: each problem is fixed in the synthesis, then cite-check runs again\n\n"
         write_file(target, (head + body + "\n").encode("utf-8"))
-    events = read_ledger(os.path.join(web_dir, "_ledger.jsonl"))
-    run = run_of(outline(raw.decode("utf-8-sig", "replace"))[1], events)
+    run = run_of(outline(raw.decode("utf-8-sig", "replace"))[1], LedgerIndex(web_dir))
     sliced = {"slice": k, "slices": n} if n > 1 else {}
     append_events(web_dir, [ledger_event(run, "audit", None, file=os.path.basename(path), sha256=sha, problems=problems,
                                          session=payload.get("session_id"), **sliced)])
@@ -6605,17 +6988,18 @@ def merged_audit(path, sha, k, n, answer):
     return "\n\n".join(sections[i] for i in sorted(sections)), f" · {len(sections)} of {n} slices"
 
 
-def audit_request(path, events, session):
-    """The Stop hook's one request a session for the audit (or slices) a passing synthesis lacks; recorded."""
-    name, web_dir = os.path.basename(path), os.path.join(os.path.dirname(path), "web")
+def audit_request(path, ledger, mine):
+    """The Stop hook's one request a session (`mine`: its events) for the audit (or slices) a passing synthesis
+    lacks; recorded."""
+    name, web_dir, session = os.path.basename(path), os.path.join(os.path.dirname(path), "web"), mine[0]["session"]
     if not os.path.isfile(path) or any(e.get("command") == "gate" and e.get("event") == "audit-asked" and
-                                       e.get("file") == name and e.get("session") == session for e in events):
+                                       e.get("file") == name for e in mine):
         return None
-    state = audit_state(events, name, file_sha256(path)) or {}
+    state = audit_state(ledger.events("command = 'audit' AND page = ?", name), name, file_sha256(path)) or {}
     result = None if state and not state.get("missing") else cite_check(path)
     if result is None or result.errors:
         return None
-    append_events(web_dir, [ledger_event(current_run(events)[0], "gate", None, event="audit-asked", file=name,
+    append_events(web_dir, [ledger_event(ledger.latest_run(), "gate", None, event="audit-asked", file=name,
                                          session=session)])
     shown = display_path(path)
     return {"decision": "block", "reason": (

@@ -66,9 +66,10 @@ def auditor_answer(cwd, path, text="Problems: 0"):
 
 
 def files_of(root):
-    """{path: bytes} of every file under a folder (the lock aside)."""
+    """{path: bytes} of every file under a folder (the lock and the caches in web/.index aside)."""
     found = {}
-    for folder, _, names in os.walk(root):
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = [d for d in dirs if d != ".index"]
         for name in names:
             if name != ".lock":
                 with open(os.path.join(folder, name), "rb") as handle:

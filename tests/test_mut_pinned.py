@@ -81,9 +81,10 @@ def test_what_a_newer_version_lost_is_counted_and_shown_in_full(tmp_path):
 # --- saved pages, topics ----------------------------------------------------------------------------------
 
 def test_the_current_version_is_the_highest_by_number_and_a_deleted_page_is_its_own(tmp_path):
-    for name in ("x.md", "x.v2.md", "x.v10.md", "xy.v11.md"):
+    for name in ["x.md"] + [f"x.v{n}.md" for n in range(2, 11)] + ["xy.v11.md"]:
         (tmp_path / name).write_text("page\n", encoding="utf-8")
     assert web.current_version(str(tmp_path / "x.md")) == str(tmp_path / "x.v10.md")
+    assert web.current_versions(str(tmp_path), ["x.v3.md", "xy.md", "x.md"]) == ["x.v10.md", "xy.md"]
     assert web.current_version(str(tmp_path / "gone.md")) == str(tmp_path / "gone.md")
 
 

@@ -39,7 +39,8 @@ def test_a_topic_keeps_its_lock_file_beside_its_ledger_and_writes_nothing_where_
     here.mkdir()
     monkeypatch.chdir(here)
     run("init", "g", "--topic", "t")
-    assert sorted(os.listdir(web_folder(md_root))) == [".lock", "_ledger.jsonl"]   # .gitignore names .lock
+    assert sorted(os.listdir(web_folder(md_root))) == [".index", ".lock", "_ledger.jsonl"]   # .gitignore names .lock
+    assert (web_folder(md_root) / ".index" / ".gitignore").read_text() == "*\n"   # the ledger's index: no git sees it
     assert os.listdir(here) == []
 
 
