@@ -1123,8 +1123,10 @@ def content_flags(data, title, removed, words):
 
 def one_line(value):
     """A header value: one line, no control or invisible characters."""
-    text = INVISIBLE.sub("", str(value or ""))
-    return " ".join(re.sub(r"[\x00-\x1f\x7f]", " ", text).split())
+    text = str(value or "")
+    if text.isprintable() and "  " not in text and not text.startswith(" ") and not text.endswith(" "):
+        return text   # the usual title or URL (invisible and control characters are all unprintable): as it is
+    return " ".join(re.sub(r"[\x00-\x1f\x7f]", " ", INVISIBLE.sub("", text)).split())
 
 
 def render_header(source, query, fetched, relevance, extra=()):
@@ -1711,7 +1713,8 @@ CREATE INDEX events_by_session ON events(session);
 CREATE INDEX events_by_command ON events(command, page);
 CREATE INDEX events_by_key ON events(key);
 CREATE TABLE hits (key TEXT PRIMARY KEY, query TEXT, published TEXT, title TEXT, prefer INTEGER);
-CREATE TABLE pages (name TEXT PRIMARY KEY, base TEXT, facts TEXT);
+CREATE TABLE pages (name TEXT PRIMARY KEY, base TEXT, key TEXT, sha256 TEXT, url TEXT, title TEXT, words, chars,
+                    flags TEXT);
 CREATE INDEX pages_by_base ON pages(base);
 CREATE TABLE batches (batch TEXT PRIMARY KEY, no INTEGER);
 CREATE TABLE saves (batch INTEGER, pick INTEGER, name TEXT, base TEXT);
@@ -1730,11 +1733,18 @@ def index_db(web_dir, name, schema, tables):
     folder = os.path.join(web_dir, ".index")
     if not os.path.isdir(web_dir):   # nothing is made where the topic has no web/ yet
         return open_index(":memory:", schema, tables)
+    path = os.path.join(folder, name)
     try:
         os.makedirs(folder, exist_ok=True)
         if not os.path.exists(os.path.join(folder, ".gitignore")):
             atomic_write(os.path.join(folder, ".gitignore"), b"*\n")
-        return open_index(os.path.join(folder, name), schema, tables)
+        try:
+            return open_index(path, schema, tables)
+        except sqlite3.DatabaseError as err:
+            if type(err) is not sqlite3.DatabaseError:   # locked, read-only: not a broken file
+                raise
+            os.unlink(path)   # "file is not a database": a cache, made again
+            return open_index(path, schema, tables)
     except (OSError, sqlite3.Error):
         return open_index(":memory:", schema, tables)
 
@@ -1869,7 +1879,6 @@ class LedgerIndex:
 
     def add_scrape(self, event, path):
         """A scrape's place in the citation order (source_numbers' rules) and a saved page's facts."""
-        import json
         count = self.db.execute("SELECT count(*) FROM batches").fetchone()[0]
         batch = text_field(event, "batch") or f"#{count}"
         self.db.execute("INSERT OR IGNORE INTO batches VALUES (?, ?)", (batch, count))
@@ -1883,10 +1892,11 @@ class LedgerIndex:
         self.db.execute("INSERT INTO saves VALUES (?, ?, ?, ?)",
                         (number, pick if isinstance(pick, int) else 0, name, page_base(name)))
         if "chars" in event:   # all a page's facts, recorded when it was saved
-            facts = dict({k: event.get(k) for k in ("sha256", "url", "words", "chars")}, key=url_key(
-                text_field(event, "url") or ""), flags=event.get("flags") or [],
-                title=shorter(text_field(event, "title") or "", HEADER_VALUE_CHARS) or None)
-            self.db.execute("INSERT OR REPLACE INTO pages VALUES (?, ?, ?)", (name, page_base(name), json.dumps(facts)))
+            flags = event.get("flags") if isinstance(event.get("flags"), list) else []
+            self.db.execute("INSERT OR REPLACE INTO pages VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", (
+                name, page_base(name), url_key(text_field(event, "url") or ""), text_field(event, "sha256"),
+                text_field(event, "url"), shorter(text_field(event, "title") or "", HEADER_VALUE_CHARS) or None,
+                number_field(event, "words"), number_field(event, "chars"), ",".join(map(str, flags))))   # as the header has them
 
     def events(self, where="1", *values):
         """The events (ledger order) whose index row meets `where` (run, command, page, key, batch, session; ? for
@@ -1986,10 +1996,12 @@ class LedgerIndex:
         return {key for key, in self.db.execute("SELECT key FROM hits WHERE prefer")}
 
     def page_facts(self):
-        """{page file name: the facts its save recorded} of the pages the ledger saved."""
-        import json
+        """{page file name: the facts its save recorded (read_page_facts')} of the pages the ledger saved."""
         self.sync()
-        return {name: json.loads(facts) for name, facts in self.db.execute("SELECT name, facts FROM pages")}
+        return {name: {"key": key, "sha256": sha, "url": url, "title": title, "words": words, "chars": chars,
+                       "flags": flags.split(",") if flags else []}
+                for name, key, sha, url, title, words, chars, flags in self.db.execute(
+                    "SELECT name, key, sha256, url, title, words, chars, flags FROM pages")}
 
     def numbers(self, bases=None):
         """{first version's name: citation number} of the pages the ledger saved (source_numbers' order), or of
@@ -2023,6 +2035,12 @@ def text_field(event, name):
     """A ledger field that should be text, or None (a hand-edited ledger may hold anything)."""
     value = event.get(name)
     return value if isinstance(value, str) else None
+
+
+def number_field(event, name):
+    """A ledger field that should be a count, or None."""
+    value = event.get(name)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def chunked(values, size=500):
@@ -4399,7 +4417,12 @@ def synthesis_status(topic_dir, events, files=None):
     """[{"file", "goal", "run", "index", "date", "status", "errors", "checked", "audit"}] of `files` (default: all): the
     latest cite-check, whether the file changed since (status: passed, failing, changed, unchecked), the audit."""
     import datetime
-    checks = {e.get("file"): e for e in events if e.get("command") == "cite-check"}
+    checks, audits = {}, {}
+    for event in events:
+        if event.get("command") == "cite-check":
+            checks[event.get("file")] = event
+        elif event.get("command") == "audit":
+            audits.setdefault(event.get("file"), []).append(event)
     found = []
     for name, goal, index, init in synthesis_files(topic_dir, events) if files is None else files:
         path = os.path.join(topic_dir, name)
@@ -4415,7 +4438,7 @@ def synthesis_status(topic_dir, events, files=None):
         entry = {"file": name, "goal": goal, "run": init.get("run"), "index": index, "date": day, "status": status,
                  "errors": last.get("errors") if last else None,
                  "checked": str(last.get("time", ""))[:10] if last else None}
-        audit = audit_state(events, name, sha)
+        audit = audit_state(audits.get(name, []), name, sha)
         if audit:
             entry["audit"] = audit
         found.append(entry)
@@ -4511,7 +4534,8 @@ def manifest_facts(store):
         {url_key(e.get("url") or "") for e in recent if e.get("command") == "scrape"}
     scrapes = store.ledger.scrapes(keys)
     latest = {url_key(e.get("url") or ""): e for e in scrapes}   # each URL's latest
-    saved = saved_rows(store, store.numbers(), reader_flags(store.events("command = 'note'")), store.ledger.gone())
+    current = [os.path.basename(p) for p in store.refresh()[0].values()]
+    saved = saved_rows(store, store.numbers(current), reader_flags(store.events("command = 'note'")), store.ledger.gone())
     by_key = {url_key(s["url"] or ""): s for s in saved}
     failures = [e for key, e in latest.items() if e.get("outcome") == "failed" and key not in by_key]
     picks = sorted(n for n in os.listdir(store.web_dir) if n.startswith("_picks-") and n.endswith(".json") and
@@ -4621,16 +4645,23 @@ def render_manifest(topic, facts):
     out += older + ["| round | rank | title | found by | outcome |", "| --- | --- | --- | --- | --- |"]
     out += [f"| {c['round']} | {c['rank'] or '–'} | {link(c['title'] or c['url'], c['url'] or '')} | "
             f"{', '.join(map(str, c['q'])) or '–'} | {cell(c['outcome'])} |" for c in facts["candidates"]]
-    out += render_scope(facts)
-    out += ["", "## Syntheses", "", "Each run writes its own; the newest first, the latest of each goal in bold.", ""]
-    for e in synthesis_rows(facts["syntheses"]):
+    out += render_scope(facts) + render_syntheses(facts["syntheses"], facts["refreshed"])
+    out.append(MANIFEST_END)
+    return "\n".join(out)
+
+
+SYNTHESES_HEADING = "\n\n## Syntheses\n"   # the generated block's last section, as render_syntheses opens it
+
+
+def render_syntheses(syntheses, refreshed):
+    """The manifest's last section: every synthesis, newest first, and the latest refresh."""
+    out = ["", "## Syntheses", "", "Each run writes its own; the newest first, the latest of each goal in bold.", ""]
+    for e in synthesis_rows(syntheses):
         run = f"run {e['index']}, " if e.get("index") else ""
         title = f"**{link(e['file'], '../' + e['file'])}** (latest)" if e["latest"] else link(e['file'], '../' + e['file'])
         out.append(f"- {title} — {run}{e['date']} · {synthesis_said(e)}")
-    out += [] if facts["syntheses"] else ["- none yet"]
-    out += ["", render_refreshed(facts["refreshed"])] if facts["refreshed"] else []
-    out.append(MANIFEST_END)
-    return "\n".join(out)
+    out += [] if syntheses else ["- none yet"]
+    return out + (["", render_refreshed(refreshed)] if refreshed else [])
 
 
 def note_cell(saved):
@@ -4761,7 +4792,8 @@ def cmd_manifest(args, cfg):
 
 
 def write_manifest(store, block):
-    """Replace _manifest.md's generated block under the topic lock; every byte a person wrote outside it stays."""
+    """Replace _manifest.md's generated block under the topic lock; every byte a person wrote outside it stays.
+    `block`: the new one, or a function making it from the old."""
     path = os.path.join(store.web_dir, "_manifest.md")
     with store.lock():
         try:
@@ -4772,6 +4804,10 @@ def write_manifest(store, block):
         except (OSError, UnicodeDecodeError) as err:   # kept: it may hold a person's edits outside the markers
             raise usage_error(f"cannot read {display_path(path)} ({getattr(err, 'strerror', None) or err})",
                               "save it as UTF-8 text, or move it away and run manifest again")
+        if callable(block):
+            begin = existing.find(MANIFEST_BEGIN)
+            end = existing.find(MANIFEST_END, begin + 1)
+            block = block(existing[begin:end] if 0 <= begin < end else "")
         write_file(path, merge_manifest(existing, block).encode("utf-8"))
 
 
@@ -4785,7 +4821,12 @@ def refresh_manifest(topic_dir):
         return
     topic = os.path.relpath(real, root).replace(os.sep, "/")
     store = TopicStore(cfg, topic)
-    write_manifest(store, render_manifest(topic, manifest_facts(store)))
+    syntheses = synthesis_status(store.topic_dir, store.ledger.latest_checks(),
+                                 synthesis_files(store.topic_dir, store.events("command = 'init'")))
+    section = render_syntheses(syntheses, refresh_facts(store.latest_refresh(),
+                                                        syntheses[-1]["file"] if syntheses else None))
+    write_manifest(store, lambda block: "\n".join([block[:block.find(SYNTHESES_HEADING)]] + section + [MANIFEST_END])
+                   if SYNTHESES_HEADING in block else render_manifest(topic, manifest_facts(store)))
 
 
 # --- cite-check --------------------------------------------------------------
