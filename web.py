@@ -1467,14 +1467,15 @@ def current_first(name):
 
 
 class TopicStore:
-    """A topic's pages (by URL key and sha256) and its ledger (through LedgerIndex); a page's facts from its save
-    event, else from its file."""
+    """A topic's pages and its ledger, through the ledger's index: a page's facts come from its save event, or once
+    from its file (a page saved by hand); which pages exist, from one listing of web/ (made again by each save)."""
 
     def __init__(self, cfg, topic):
         self.topic = topic
         self.topic_dir, self.web_dir = topic_dirs(cfg, topic)
         self.ledger_path = os.path.join(self.web_dir, "_ledger.jsonl")
-        self._facts, self.current, self._by_sha = {}, None, {}   # name -> facts; url key, sha256 -> a path
+        self._listed, self._whole = None, None   # the page files on disk; (url key -> path, sha256 -> path) of all
+        self._folder = None   # web/'s mtime when it was listed: an unchanged folder holds the same files
 
     def lock(self):
         return TopicLock(self.web_dir)
@@ -1483,39 +1484,55 @@ class TopicStore:
     def ledger(self):
         return LedgerIndex(self.web_dir)
 
+    def listed(self, again=False):
+        """The page files on disk, as last listed (`again`, or never: listed now, unless web/ is unchanged since);
+        those the index knows no facts of (saved by hand) are read once and their facts kept there."""
+        if self._listed is None or again and file_stamp(self.web_dir) != self._folder:
+            self._folder = file_stamp(self.web_dir)   # before the listing: a file added meanwhile is listed next time
+            try:
+                names = {n for n in os.listdir(self.web_dir) if n.endswith(".md") and not n.startswith(("_", "."))}
+            except FileNotFoundError:
+                names = set()
+            if names != self._listed:
+                self.ledger.add_files(self.web_dir, names - (self._listed or set()))
+                self._listed, self._whole = names, None
+        return self._listed
+
+    def current_of(self, keys):
+        """{url key: path of its current version} of these keys' saved pages (the highest version on disk)."""
+        listed, found = self.listed(), {}
+        for name, key in self.ledger.names_of("key", keys):
+            if name in listed and (key not in found or current_first(name) < current_first(found[key])):
+                found[key] = name
+        return {key: os.path.join(self.web_dir, name) for key, name in found.items()}
+
     def refresh(self):
-        """(url key -> path of its current version, sha256 -> path) of the pages on disk: one listing of web/, and
-        the facts of files new to this store (from the ledger's index, else from the file)."""
-        try:
-            names = {n for n in os.listdir(self.web_dir) if n.endswith(".md") and not n.startswith(("_", "."))}
-        except FileNotFoundError:
-            names = set()
-        if self.current is not None and names == self._facts.keys():
-            return self.current, self._by_sha
-        saved = self.ledger.page_facts() if names - self._facts.keys() else {}
-        live = {name: self._facts.get(name) or saved.get(name) or read_page_facts(os.path.join(self.web_dir, name))
-                for name in sorted(names)}
-        by_key, by_sha = {}, {}
-        for name, facts in live.items():
-            if facts is None:   # deleted since the listing
-                continue
-            path, key = os.path.join(self.web_dir, name), facts["key"]
-            if key and (key not in by_key or current_first(name) < current_first(os.path.basename(by_key[key]))):
-                by_key[key] = path
-            by_sha.setdefault(facts["sha256"], path)
-        self._facts = {name: facts for name, facts in live.items() if facts}
-        self.current, self._by_sha = by_key, by_sha
-        return by_key, by_sha
+        """(url key -> path of its current version, sha256 -> path) of every page on disk, listed again."""
+        self.listed(again=True)
+        if self._whole is None:
+            listed, by_key, by_sha = self.listed(), {}, {}
+            for name, facts in sorted(self.ledger.page_facts().items()):
+                if name not in listed:
+                    continue
+                path, key = os.path.join(self.web_dir, name), facts["key"]
+                if key and (key not in by_key or current_first(name) < current_first(os.path.basename(by_key[key]))):
+                    by_key[key] = path
+                by_sha.setdefault(facts["sha256"], path)
+            self._whole = by_key, by_sha
+        return self._whole
+
+    @property
+    def current(self):
+        return self.refresh()[0]
 
     def pages(self):
-        """{page file name: read_page_facts} as of the last listing (made now if none was)."""
-        if self.current is None:
-            self.refresh()
-        return self._facts
+        """{page file name: read_page_facts} of the pages on disk."""
+        listed = self.listed()
+        return {name: facts for name, facts in self.ledger.page_facts().items() if name in listed}
 
     def numbers(self, names=None):
         """citation_numbers of the topic's pages, or of `names`."""
-        return citation_numbers(self.ledger, lambda: sorted(self.pages()), names)
+        return citation_numbers(self.ledger, lambda: sorted(self.listed()), names)
 
     def save(self, url, header, body, force, replace=None):
         """(outcome, skip reason, path, sha256, bytes) under the lock: a saved URL is skipped unless `force`; other
@@ -1523,14 +1540,15 @@ class TopicStore:
         chunks, sha, size = encode_page(header, body)
         key = url_key(url)
         with self.lock():
-            by_key, by_sha = self.refresh()
-            existing = by_key.get(key)
+            self.listed(again=True)   # under the lock: what another command saved counts
+            existing = self.current_of([key]).get(key)
             if existing and not force:
                 return "skipped", "already saved", existing, sha, size
             if existing and self.sha_of(existing) == sha:
                 return "skipped", "unchanged", existing, sha, size
-            twin = by_sha.get(sha)
-            if twin and self._facts[os.path.basename(twin)]["key"] != key and twin != replace:
+            twin = min((n for n, _ in self.ledger.names_of("sha256", [sha]) if n in self.listed()), default=None)
+            twin = twin and os.path.join(self.web_dir, twin)
+            if twin and self.facts_of(twin)["key"] != key and twin != replace:
                 return "skipped", "duplicate", twin, sha, size
             path = self._free_path(url_slug(url))
             if existing:
@@ -1542,11 +1560,24 @@ class TopicStore:
                     os.unlink(replace)
             except OSError as err:
                 raise writable_error(path, err)
+            self.saved_here(path, replace if twin and twin == replace else None)
             return "saved", None, path, sha, size
 
+    def saved_here(self, path, removed):
+        """What this save changed in web/, without listing it again (under the lock, nobody else saves); its facts
+        are kept at once, before its ledger event says them."""
+        self._listed = (self._listed - {os.path.basename(removed or "")}) | {os.path.basename(path)}
+        self.ledger.add_files(self.web_dir, {os.path.basename(path)})
+        self._whole, self._folder = None, file_stamp(self.web_dir)
+
+    def facts_of(self, path):
+        """read_page_facts of a saved page, from the index."""
+        self.listed()
+        return self.ledger.page_facts([os.path.basename(path)])[os.path.basename(path)]
+
     def sha_of(self, path):
-        """The sha256 of a saved page's body, as the last refresh() read it."""
-        return self._facts[os.path.basename(path)]["sha256"]
+        """The sha256 of a saved page's body."""
+        return self.facts_of(path)["sha256"]
 
     def _next_version(self, current, header):
         """(path, header bytes) of the version after `current`: its header names the version before."""
@@ -1565,7 +1596,7 @@ class TopicStore:
         for n in itertools.count(1):   # ends: the folder holds finitely many names
             suffix = "" if n == 1 else f"-{n}"
             name = f"{slug[:80 - len(suffix)].rstrip('-')}{suffix}.md"
-            if name not in self._facts and not os.path.lexists(os.path.join(self.web_dir, name)):
+            if name not in self.listed() and not os.path.lexists(os.path.join(self.web_dir, name)):
                 return os.path.join(self.web_dir, name)
 
     def append(self, events, number_queries=False):
@@ -1707,14 +1738,16 @@ LEDGER_SCHEMA = 1
 LEDGER_CHECK_BYTES = 4096   # the ledger's first and last bytes indexed, compared to see it was only appended to
 LEDGER_TABLES = """
 CREATE TABLE events (seq INTEGER PRIMARY KEY, run TEXT, command TEXT, page TEXT, key TEXT, batch TEXT, session TEXT,
-                     body TEXT);
+                     day TEXT, body TEXT);
 CREATE INDEX events_by_run ON events(run);
 CREATE INDEX events_by_session ON events(session);
 CREATE INDEX events_by_command ON events(command, page);
 CREATE INDEX events_by_key ON events(key);
 CREATE TABLE hits (key TEXT PRIMARY KEY, query TEXT, published TEXT, title TEXT, prefer INTEGER);
 CREATE TABLE pages (name TEXT PRIMARY KEY, base TEXT, key TEXT, sha256 TEXT, url TEXT, title TEXT, words, chars,
-                    flags TEXT);
+                    flags TEXT, stamp TEXT);
+CREATE INDEX pages_by_key ON pages(key);
+CREATE INDEX pages_by_sha ON pages(sha256);
 CREATE INDEX pages_by_base ON pages(base);
 CREATE TABLE batches (batch TEXT PRIMARY KEY, no INTEGER);
 CREATE TABLE saves (batch INTEGER, pick INTEGER, name TEXT, base TEXT);
@@ -1754,6 +1787,7 @@ def open_index(path, schema, tables):
     opening a new index at once make them once) when they are of another."""
     import sqlite3
     db = sqlite3.connect(path, timeout=60, isolation_level=None)   # transactions are begun where they write
+    db.execute("PRAGMA synchronous = NORMAL")   # a cache: a commit need not wait for the disk
     if db.execute("PRAGMA user_version").fetchone()[0] != schema:
         with db:
             db.execute("BEGIN IMMEDIATE")
@@ -1787,7 +1821,6 @@ class LedgerIndex:
 
     def sync(self):
         """Catch up with the ledger: nothing to read while its size and time are those indexed."""
-        import sqlite3
         if self.path is None:
             return
         try:
@@ -1795,18 +1828,24 @@ class LedgerIndex:
             stamp = f"{stat.st_mtime_ns}:{stat.st_size}"
         except FileNotFoundError:
             stamp = "-"
-        if self.db.execute("SELECT value FROM meta WHERE name = 'stamp'").fetchone() == (stamp,):
-            return
-        try:
-            self.write()
-        except sqlite3.OperationalError:   # a read-only index: the same, in memory
-            self.db = open_index(":memory:", LEDGER_SCHEMA, LEDGER_TABLES)
-            self.write()
+        if self.db.execute("SELECT value FROM meta WHERE name = 'stamp'").fetchone() != (stamp,):
+            self.writing(self.catch_up)
 
-    def write(self):
-        with self.db:
-            self.db.execute("BEGIN IMMEDIATE")   # one writer at a time: what another command indexed is seen
-            self.catch_up()
+    def writing(self, change):
+        """Make `change` in one transaction, one writer at a time (what another command indexed is seen first); in
+        an index that cannot be written, in memory, after the whole ledger."""
+        import sqlite3
+        try:
+            with self.db:
+                self.db.execute("BEGIN IMMEDIATE")
+                change()
+        except sqlite3.OperationalError:
+            self.db = open_index(":memory:", LEDGER_SCHEMA, LEDGER_TABLES)
+            with self.db:
+                self.db.execute("BEGIN")
+                if self.path:
+                    self.catch_up()
+                change()
 
     def catch_up(self):
         """Index the whole lines after those indexed; all again when the ledger is not the one indexed plus lines."""
@@ -1831,7 +1870,7 @@ class LedgerIndex:
         for line in lines:
             self.add(line)
         if any(b'"command":"scrape"' in line or b'"command": "scrape"' in line for line in lines):
-            self.renumber()
+            self.db.execute("INSERT OR REPLACE INTO meta VALUES ('numbered', 0)")   # numbered again when asked
         stamp = "-" if stat is None else f"{stat.st_mtime_ns}:{stat.st_size}" if end == stat.st_size else ""
         self.db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)",
                             [("size", end), ("head", ends[0]), ("tail", ends[1]), ("stamp", stamp)])
@@ -1848,9 +1887,11 @@ class LedgerIndex:
         path, command, url = (text_field(event, k) for k in ("path", "command", "url"))
         page = os.path.basename(path) if path else \
             text_field(event, "file") or text_field(event, "page") or text_field(event, "corpus")
-        self.db.execute("INSERT INTO events (run, command, page, key, batch, session, body) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        self.db.execute("INSERT INTO events (run, command, page, key, batch, session, day, body) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                         (text_field(event, "run"), command, page, url_key(url) if url else None,
-                         text_field(event, "batch"), text_field(event, "session"), line.decode("utf-8")))
+                         text_field(event, "batch"), text_field(event, "session"), str(event.get("time", ""))[:10],
+                         line.decode("utf-8")))
         self.db.execute("DELETE FROM past_runs WHERE run = ?", (text_field(event, "run"),))   # its facts change
         if command == "search":
             self.db.executemany("INSERT INTO drops VALUES (?, ?, ?)", [
@@ -1871,7 +1912,8 @@ class LedgerIndex:
                 self.db.execute("DELETE FROM gone WHERE base = ?", (base,))
 
     def renumber(self):
-        """The citation order (source_numbers' rules), made again once after the scrapes a catch-up read."""
+        """The citation order (source_numbers' rules), made again once asked after scrapes were indexed."""
+        self.db.execute("INSERT OR REPLACE INTO meta VALUES ('numbered', 1)")
         self.db.execute("DELETE FROM numbers")
         self.db.execute("INSERT INTO numbers SELECT base, row_number() OVER (ORDER BY first) FROM (SELECT base, "
                         "min(place) AS first FROM (SELECT base, row_number() OVER (ORDER BY batch, pick, name) "
@@ -1893,14 +1935,14 @@ class LedgerIndex:
                         (number, pick if isinstance(pick, int) else 0, name, page_base(name)))
         if "chars" in event:   # all a page's facts, recorded when it was saved
             flags = event.get("flags") if isinstance(event.get("flags"), list) else []
-            self.db.execute("INSERT OR REPLACE INTO pages VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", (
+            self.db.execute("INSERT OR REPLACE INTO pages VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)", (
                 name, page_base(name), url_key(text_field(event, "url") or ""), text_field(event, "sha256"),
                 text_field(event, "url"), shorter(text_field(event, "title") or "", HEADER_VALUE_CHARS) or None,
                 number_field(event, "words"), number_field(event, "chars"), ",".join(map(str, flags))))   # as the header has them
 
     def events(self, where="1", *values):
-        """The events (ledger order) whose index row meets `where` (run, command, page, key, batch, session; ? for
-        `values`)."""
+        """The events (ledger order) whose index row meets `where` (run, command, page, key, batch, session, day; ?
+        for `values`)."""
         import json
         self.sync()
         return [json.loads(body) for body, in
@@ -1937,6 +1979,12 @@ class LedgerIndex:
         if names is None:
             return [name for name, in self.db.execute("SELECT name FROM saves")]
         return [name for name in names if self.db.execute("SELECT 1 FROM saves WHERE name = ?", (name,)).fetchone()]
+
+    def days(self, *commands):
+        """The days (2026-12-01) on which these commands ran."""
+        self.sync()
+        return {day for day, in self.db.execute(f"SELECT DISTINCT day FROM events WHERE command IN "
+                                                f"({','.join('?' * len(commands))})", commands)}
 
     def count(self, command):
         self.sync()
@@ -1983,30 +2031,58 @@ class LedgerIndex:
         kept = self.db.execute("SELECT facts FROM past_runs WHERE run IS ?", (run,)).fetchone()
         if kept:
             return json.loads(kept[0])
-        import sqlite3
         facts = run_facts(self.events("run IS ?", run))
-        try:
-            self.db.execute("INSERT OR REPLACE INTO past_runs VALUES (?, ?)", (run, json.dumps(facts)))
-        except sqlite3.OperationalError:
-            pass   # a read-only index: made again next time
+        self.writing(lambda: self.db.execute("INSERT OR REPLACE INTO past_runs VALUES (?, ?)", (run, json.dumps(facts))))
         return facts
 
     def preferred(self):
         self.sync()
         return {key for key, in self.db.execute("SELECT key FROM hits WHERE prefer")}
 
-    def page_facts(self):
-        """{page file name: the facts its save recorded (read_page_facts')} of the pages the ledger saved."""
+    def page_facts(self, names=None):
+        """{page file name: read_page_facts' facts, as its save recorded them or its file gave them} of every page
+        the index knows, or of `names`."""
         self.sync()
+        rows = []
+        for chunk in [None] if names is None else chunked(list(names)):
+            rows += self.db.execute("SELECT name, key, sha256, url, title, words, chars, flags FROM pages" + (
+                "" if chunk is None else f" WHERE name IN ({','.join('?' * len(chunk))})"), chunk or ())
         return {name: {"key": key, "sha256": sha, "url": url, "title": title, "words": words, "chars": chars,
                        "flags": flags.split(",") if flags else []}
-                for name, key, sha, url, title, words, chars, flags in self.db.execute(
-                    "SELECT name, key, sha256, url, title, words, chars, flags FROM pages")}
+                for name, key, sha, url, title, words, chars, flags in rows}
+
+    def names_of(self, column, values):
+        """[(page file name, value)] of the pages whose `column` (key or sha256) is one of `values`."""
+        assert column in ("key", "sha256")
+        self.sync()
+        found = []
+        for chunk in chunked(list(values)):
+            found += self.db.execute(f"SELECT name, {column} FROM pages WHERE {column} IN "
+                                     f"({','.join('?' * len(chunk))})", chunk)
+        return found
+
+    def add_files(self, web_dir, names):
+        """Keep the facts of page files (`names`) the ledger saved none of, read from the files once (again when
+        one changed): pages saved by hand, or by a refresh."""
+        self.sync()
+        known = dict(self.db.execute("SELECT name, stamp FROM pages") if len(names) > 500 else self.db.execute(
+            f"SELECT name, stamp FROM pages WHERE name IN ({','.join('?' * len(names))})", list(names)))
+        stamps = {name: file_stamp(os.path.join(web_dir, name)) for name in names
+                  if name not in known or known[name] is not None}
+        read = {name: read_page_facts(os.path.join(web_dir, name)) for name, stamp in stamps.items()
+                if stamp and stamp != known.get(name)}
+        rows = [(name, page_base(name), f["key"], f["sha256"], f["url"], f["title"], f["words"], f["chars"],
+                 ",".join(f["flags"]), stamps[name]) for name, f in read.items() if f]
+        if rows:
+            self.writing(lambda: self.db.executemany("INSERT OR REPLACE INTO pages VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                                                     rows))
 
     def numbers(self, bases=None):
         """{first version's name: citation number} of the pages the ledger saved (source_numbers' order), or of
         those of `bases` it saved."""
         self.sync()
+        if self.db.execute("SELECT value FROM meta WHERE name = 'numbered'").fetchone() == (0,):
+            self.writing(self.renumber)
         if bases is None:
             return dict(self.db.execute("SELECT base, n FROM numbers"))
         found = {}
@@ -2019,6 +2095,15 @@ class LedgerIndex:
         """{first version's name: day} of the pages the latest refresh of each found gone (gone_pages)."""
         self.sync()
         return dict(self.db.execute("SELECT base, day FROM gone"))
+
+
+def file_stamp(path):
+    """mtime:size of a file (or a folder), or None when it is gone."""
+    try:
+        stat = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return f"{stat.st_mtime_ns}:{stat.st_size}"
 
 
 def ledger_ends(handle, upto):
@@ -2149,7 +2234,7 @@ def record_search(store, outcomes, results):
     run, latest, scraped = current_run(store.ledger.run_events())
     round_no = latest if latest and not scraped else latest + 1   # a round opens once the last one scraped
     keys = [hit["key"] for hit in results]
-    seen, saved, gone = store.ledger.hits(keys), store.refresh()[0], store.ledger.gone()
+    seen, saved, gone = store.ledger.hits(keys), store.current_of(keys), store.ledger.gone()
     numbers = store.numbers([os.path.basename(saved[k]) for k in keys if k in saved])
     picked = store.ledger.latest_scrapes(keys)
     for hit in results:
@@ -2345,7 +2430,7 @@ def cmd_scrape(args, cfg):
         return scrape_to_file(args, cfg, candidates[0], out)
     if store is None:
         return scrape_to_stdout(args, cfg, candidates[0])
-    saved = store.refresh()[0]
+    saved = store.current_of(url_key(c["url"]) for c in candidates)
     unsaved = sum(1 for c in candidates if url_key(c["url"]) not in saved)
     limit, budget, capped = check_budget(store.ledger.run_facts(), args.limit, len(candidates), args.force, unsaved)
     if capped:
@@ -2605,7 +2690,7 @@ class ScrapeBatch:
         if blocked and not self.args.force:
             return self.fail(pick, candidate, "policy", f"{blocked} — remove the rule, or scrape it with --force")
         self.keys[key] = url
-        existing = self.store.current.get(key)   # the listing of this batch: a save checks again under the lock
+        existing = self.store.current_of([key]).get(key)   # as last listed: a save checks again under the lock
         if existing and not self.args.force:
             return self.skip(pick, candidate, "already saved", path=display_path(existing))
         if existing:   # a re-scrape keeps the query and relevance the page was saved with
@@ -2649,7 +2734,7 @@ class ScrapeBatch:
         open_picks = [] if final else [p for p, _ in self.in_flight.values()] + list(self.ready)
         due = [e for e in sorted(self.saved, key=lambda e: e["pick"])
                if e["pick"] not in self.announced and e["pick"] < min(open_picks, default=e["pick"] + 1)]
-        numbers = self.store.numbers() if due else {}
+        numbers = self.store.numbers([os.path.basename(e["path"]) for e in due]) if due else {}
         for entry in due:
             self.announced.add(entry["pick"])
             progress(f"[{numbers.get(os.path.basename(entry['path']))}] saved {entry['path']}")
@@ -2683,7 +2768,8 @@ class ScrapeBatch:
 
     def report(self, code, not_attempted, **extra):
         """The report, in pick order, each saved or skipped page with its citation number."""
-        numbers = self.store.numbers()
+        numbers = self.store.numbers([os.path.basename(e.get("path") or "") for e in self.saved + self.skipped
+                                      if e.get("path")])
         for entry in self.saved + self.skipped:
             name = os.path.basename(entry.get("path") or "")
             if name in numbers:
@@ -2813,7 +2899,7 @@ def refresh_targets(store, every):
     if synthesis is None and not every:
         raise usage_error(f"topic {store.topic!r} has no synthesis whose pages could be refreshed",
                           "add --all to refresh every saved page")
-    current, claims, cited = store.refresh()[0], {}, {}
+    claims, cited = {}, {}
     if synthesis:
         result = cite_check(synthesis, SourceLookup(store.topic_dir))
         lookup = result.lookup
@@ -2824,9 +2910,11 @@ def refresh_targets(store, every):
             quotes, held = found[rel][:2] if rel in found else ([], [])
             old = claims.get(key, ([], []))   # all versions of a page it cites: one claim
             claims[key] = (list(dict.fromkeys(old[0] + quotes)), list(dict.fromkeys(old[1] + held)))
-    numbers = store.numbers()
-    targets = [(numbers.get(os.path.basename(path)), store.pages()[os.path.basename(path)]["url"], path,
-                claims.get(key, ([], [])), cited.get(key)) for key, path in current.items() if every or key in cited]
+    current = store.current if every else store.current_of(cited)
+    names = [os.path.basename(path) for path in current.values()]
+    numbers, facts = store.numbers(names), store.ledger.page_facts(names)
+    targets = [(numbers.get(os.path.basename(path)), facts[os.path.basename(path)]["url"], path,
+                claims.get(key, ([], [])), cited.get(key)) for key, path in current.items()]
     return synthesis, sorted(targets)   # by number
 
 
@@ -4561,9 +4649,9 @@ def manifest_facts(store):
 
 def saved_rows(store, numbers, flagged=None, gone=None):
     """[{"n", "name", "url", "title", "words", "flags", "note", "instructions", "gone"}] of the current pages."""
-    rows, noted = [], set(page_files(os.path.join(store.web_dir, NOTES_DIR)))
+    rows, noted, pages = [], set(page_files(os.path.join(store.web_dir, NOTES_DIR))), store.pages()
     for path in store.current.values():
-        name, facts = os.path.basename(path), store.pages()[os.path.basename(path)]
+        name, facts = os.path.basename(path), pages[os.path.basename(path)]
         seen = (flagged or {}).get(name)
         rows.append({"n": numbers.get(name), "name": name, "url": facts["url"], "title": facts["title"],
                      "words": facts["words"], "flags": facts["flags"] + ["reader-instructions"] * (seen is not None),
@@ -4656,12 +4744,15 @@ SYNTHESES_HEADING = "\n\n## Syntheses\n"   # the generated block's last section,
 def render_syntheses(syntheses, refreshed):
     """The manifest's last section: every synthesis, newest first, and the latest refresh."""
     out = ["", "## Syntheses", "", "Each run writes its own; the newest first, the latest of each goal in bold.", ""]
-    for e in synthesis_rows(syntheses):
-        run = f"run {e['index']}, " if e.get("index") else ""
-        title = f"**{link(e['file'], '../' + e['file'])}** (latest)" if e["latest"] else link(e['file'], '../' + e['file'])
-        out.append(f"- {title} — {run}{e['date']} · {synthesis_said(e)}")
-    out += [] if syntheses else ["- none yet"]
+    out += [synthesis_line(e) for e in synthesis_rows(syntheses)] or ["- none yet"]
     return out + (["", render_refreshed(refreshed)] if refreshed else [])
+
+
+def synthesis_line(entry):
+    """`- **[x-synthesis.md](../x-synthesis.md)** (latest) — run 3, 2026-12-01 · passed cite-check on 2026-12-01`."""
+    run = f"run {entry['index']}, " if entry.get("index") else ""
+    title = link(entry["file"], "../" + entry["file"])
+    return f"- {f'**{title}** (latest)' if entry['latest'] else title} — {run}{entry['date']} · {synthesis_said(entry)}"
 
 
 def note_cell(saved):
@@ -4811,8 +4902,9 @@ def write_manifest(store, block):
         write_file(path, merge_manifest(existing, block).encode("utf-8"))
 
 
-def refresh_manifest(topic_dir):
-    """Rewrite a topic's manifest block, if it has one, once cite-check records (its Syntheses stay current)."""
+def refresh_manifest(topic_dir, name):
+    """Once cite-check recorded synthesis `name`, its line in the manifest's Syntheses (if the topic has a manifest):
+    the section is made again only when the line is not there yet."""
     if not os.path.isfile(os.path.join(topic_dir, "web", "_manifest.md")):
         return
     cfg = Config(os.environ, box=False)
@@ -4821,12 +4913,24 @@ def refresh_manifest(topic_dir):
         return
     topic = os.path.relpath(real, root).replace(os.sep, "/")
     store = TopicStore(cfg, topic)
-    syntheses = synthesis_status(store.topic_dir, store.ledger.latest_checks(),
-                                 synthesis_files(store.topic_dir, store.events("command = 'init'")))
-    section = render_syntheses(syntheses, refresh_facts(store.latest_refresh(),
-                                                        syntheses[-1]["file"] if syntheses else None))
-    write_manifest(store, lambda block: "\n".join([block[:block.find(SYNTHESES_HEADING)]] + section + [MANIFEST_END])
-                   if SYNTHESES_HEADING in block else render_manifest(topic, manifest_facts(store)))
+    files = synthesis_files(store.topic_dir, store.events("command = 'init'"))
+    mine = synthesis_status(store.topic_dir, store.checks([name]), [f for f in files if f[0] == name])
+    latest = {f[1]: f[0] for f in files}   # each goal's newest
+
+    def updated(block):   # the block without its end marker, as write_manifest gives it
+        head, found, section = block.partition(SYNTHESES_HEADING)
+        target = link(name, "../" + name)
+        lines = section.split("\n")
+        at = [i for i, line in enumerate(lines) if line.startswith((f"- {target} — ", f"- **{target}** (latest) — "))]
+        if not found:
+            return render_manifest(topic, manifest_facts(store))[:-len(MANIFEST_END)]
+        if mine and len(at) == 1:
+            lines[at[0]] = synthesis_line(dict(mine[0], latest=latest.get(mine[0]["goal"]) == name))
+            return head + found + "\n".join(lines)
+        syntheses = synthesis_status(store.topic_dir, store.ledger.latest_checks(), files)
+        return head + "\n" + "\n".join(render_syntheses(syntheses, refresh_facts(
+            store.latest_refresh(), syntheses[-1]["file"] if syntheses else None))) + "\n"
+    write_manifest(store, lambda block: updated(block) + MANIFEST_END)
 
 
 # --- cite-check --------------------------------------------------------------
@@ -5847,7 +5951,7 @@ def partly_cited_warnings(partly):
 def number_checks(sentences, lookup, answer):
     """(problems, counts) of cited sentences' numbers: errors in the answer and findings, else warnings; (= …) holds."""
     problems, counts = [], {"verified": 0, "derived": 0, "not_found": 0}
-    run_days = {str(e.get("time", ""))[:10] for e in lookup.ledger.events("command IN ('init', 'refresh')")}
+    run_days = lookup.ledger.days("init", "refresh")
     for sentence in sentences:
         if not sentence.cites:
             continue
@@ -6431,7 +6535,7 @@ def record_check(path, result, create, **fields):
     record_corpus(os.path.dirname(web_dir), result.lookup.ledger)
     append_events(web_dir, [ledger_event(result.run, "cite-check", None, file=os.path.basename(path), sha256=sha,
                                          ok=not result.errors, errors=len(result.errors), coverage=summary, **fields)])
-    refresh_manifest(os.path.dirname(web_dir))
+    refresh_manifest(os.path.dirname(web_dir), os.path.basename(path))
     return sha
 
 
