@@ -564,6 +564,7 @@ SLUG_SMALL_WORDS = frozenset("a an the of in on at to for and or is are was were
                              "it its do does".split())
 
 
+@functools.lru_cache(maxsize=256)   # a topic's syntheses repeat a few goals hundreds of times
 def text_slug(text, limit=80):
     """A goal's file name stem: its ASCII words hyphenated; small, then last words dropped to fit; else a hash."""
     import hashlib
@@ -1449,6 +1450,11 @@ def page_base(name):
     return f"{match.group(1)}.md" if match else name
 
 
+def page_bases(names):
+    """The first versions' names of these page files (a name without ".v" is its own: no pattern to match)."""
+    return {name if ".v" not in name else page_base(name) for name in names}
+
+
 def page_version(name):
     """A saved page file's version: 1 for x.md, 3 for x.v3.md."""
     match = PAGE_VERSION.fullmatch(name)
@@ -1474,7 +1480,8 @@ class TopicStore:
         self.topic = topic
         self.topic_dir, self.web_dir = topic_dirs(cfg, topic)
         self.ledger_path = os.path.join(self.web_dir, "_ledger.jsonl")
-        self._listed, self._whole = None, None   # the page files on disk; (url key -> path, sha256 -> path) of all
+        self._listed, self._whole, self._pages = None, None, None   # the page files on disk; (url key -> path,
+        #                                                              sha256 -> path) of all; their facts
         self._folder = None   # web/'s mtime when it was listed: an unchanged folder holds the same files
 
     def lock(self):
@@ -1495,7 +1502,7 @@ class TopicStore:
                 names = set()
             if names != self._listed:
                 self.ledger.add_files(self.web_dir, names - (self._listed or set()))
-                self._listed, self._whole = names, None
+                self._listed, self._whole, self._pages = names, None, None
         return self._listed
 
     def current_of(self, keys):
@@ -1510,10 +1517,8 @@ class TopicStore:
         """(url key -> path of its current version, sha256 -> path) of every page on disk, listed again."""
         self.listed(again=True)
         if self._whole is None:
-            listed, by_key, by_sha = self.listed(), {}, {}
-            for name, facts in sorted(self.ledger.page_facts().items()):
-                if name not in listed:
-                    continue
+            by_key, by_sha = {}, {}
+            for name, facts in sorted(self.pages().items()):
                 path, key = os.path.join(self.web_dir, name), facts["key"]
                 if key and (key not in by_key or current_first(name) < current_first(os.path.basename(by_key[key]))):
                     by_key[key] = path
@@ -1526,9 +1531,11 @@ class TopicStore:
         return self.refresh()[0]
 
     def pages(self):
-        """{page file name: read_page_facts} of the pages on disk."""
+        """{page file name: read_page_facts} of the pages on disk, as last listed."""
         listed = self.listed()
-        return {name: facts for name, facts in self.ledger.page_facts().items() if name in listed}
+        if self._pages is None:
+            self._pages = {name: facts for name, facts in self.ledger.page_facts().items() if name in listed}
+        return self._pages
 
     def numbers(self, names=None):
         """citation_numbers of the topic's pages, or of `names`."""
@@ -1568,7 +1575,7 @@ class TopicStore:
         are kept at once, before its ledger event says them."""
         self._listed = (self._listed - {os.path.basename(removed or "")}) | {os.path.basename(path)}
         self.ledger.add_files(self.web_dir, {os.path.basename(path)})
-        self._whole, self._folder = None, file_stamp(self.web_dir)
+        self._whole, self._pages, self._folder = None, None, file_stamp(self.web_dir)
 
     def facts_of(self, path):
         """read_page_facts of a saved page, from the index."""
@@ -1863,9 +1870,8 @@ class LedgerIndex:
         except FileNotFoundError:
             stat, data, done, end, ends = None, b"", 0, 0, (None, None)
         if not done:
-            self.db.executescript("DELETE FROM events; DELETE FROM hits; DELETE FROM pages; DELETE FROM batches;"
-                                  "DELETE FROM saves; DELETE FROM numbers; DELETE FROM gone; DELETE FROM drops;"
-                                  "DELETE FROM past_runs;")
+            for table in ("events", "hits", "pages", "batches", "saves", "numbers", "gone", "drops", "past_runs"):
+                self.db.execute(f"DELETE FROM {table}")   # in this transaction (executescript would commit it)
         lines = data[:end - done].splitlines()
         for line in lines:
             self.add(line)
@@ -3282,7 +3288,7 @@ def check_new_topic(cfg, topic, new):
 def topic_held(store, events):
     """{"pages", "syntheses", "run", "date", "goal"} of what a topic held before this init (its latest run), or None
     (`events`: its inits)."""
-    pages, syntheses = {page_base(n) for n in page_files(store.web_dir)}, synthesis_files(store.topic_dir, events)
+    pages, syntheses = page_bases(page_files(store.web_dir)), synthesis_files(store.topic_dir, events)
     last = next((e for e in reversed(events) if e.get("command") == "init"), {})
     found = {"pages": len(pages), "syntheses": len(syntheses), "run": last.get("run"),
              "date": str(last.get("time", ""))[:10] or None, "goal": last.get("goal")}
