@@ -1626,7 +1626,7 @@ class TopicStore:
 
 def citation_numbers(ledger, list_files, names=None):
     """{page file name: citation number} of `names`, or of the pages the ledger saved and those `list_files()` gives
-    (the files on disk): source_numbers' numbers from the ledger's index; a page it does not know comes after the
+    (the files on disk), in the ledger's citation order (LedgerIndex.renumber); a page it does not know comes after the
     others, in file order (listed only then)."""
     if names is not None:
         order = ledger.numbers({page_base(n) for n in names})
@@ -1664,27 +1664,6 @@ def append_events(web_dir, events, count_queries=None):
             os.write(fd, data.encode("utf-8"))
         finally:
             os.close(fd)
-
-
-def read_ledger(path):
-    """Every event of a ledger; lines that do not parse (a torn last line) are skipped."""
-    try:
-        with open(path, "rb") as handle:
-            return ledger_lines(handle.read())
-    except FileNotFoundError:
-        return []
-
-
-def ledger_lines(data):
-    """The events of ledger bytes, one JSON object a line; a line that does not parse is skipped."""
-    import json
-    events = []
-    for line in data.splitlines():
-        try:
-            events.append(json.loads(line))
-        except ValueError:
-            continue
-    return [event for event in events if isinstance(event, dict)]
 
 
 def read_page_facts(path):
@@ -1882,7 +1861,7 @@ class LedgerIndex:
                             [("size", end), ("head", ends[0]), ("tail", ends[1]), ("stamp", stamp)])
 
     def add(self, line):
-        """Index one ledger line (one that does not parse is skipped, as read_ledger skips it)."""
+        """Index one ledger line; one that is no JSON object (a torn last line, a hand edit) is skipped."""
         import json
         try:
             event = json.loads(line)
@@ -1910,6 +1889,8 @@ class LedgerIndex:
                                  for h in event.get("results") or [] if isinstance(h, dict)])
         elif command == "scrape":
             self.add_scrape(event, path)
+        elif command == "refresh" and event.get("outcome") == "changed" and path and "chars" in event:
+            self.add_page(event, os.path.basename(path))   # the new version a refresh saved
         if path and event.get("outcome") in ("gone", "saved", "unchanged", "changed"):   # the latest says
             base = page_base(os.path.basename(path))
             if event["outcome"] == "gone":
@@ -1918,7 +1899,9 @@ class LedgerIndex:
                 self.db.execute("DELETE FROM gone WHERE base = ?", (base,))
 
     def renumber(self):
-        """The citation order (source_numbers' rules), made again once asked after scrapes were indexed."""
+        """The citation order, made again once asked after scrapes were indexed: scrape calls in ledger order, picks
+        in order within one; a page is numbered at its first save, its versions share the number, and a twin its
+        call superseded has none."""
         self.db.execute("INSERT OR REPLACE INTO meta VALUES ('numbered', 1)")
         self.db.execute("DELETE FROM numbers")
         self.db.execute("INSERT INTO numbers SELECT base, row_number() OVER (ORDER BY first) FROM (SELECT base, "
@@ -1926,7 +1909,7 @@ class LedgerIndex:
                         "AS place FROM saves) GROUP BY base)")
 
     def add_scrape(self, event, path):
-        """A scrape's place in the citation order (source_numbers' rules) and a saved page's facts."""
+        """A scrape's place in the citation order (renumber) and a saved page's facts."""
         count = self.db.execute("SELECT count(*) FROM batches").fetchone()[0]
         batch = text_field(event, "batch") or f"#{count}"
         self.db.execute("INSERT OR IGNORE INTO batches VALUES (?, ?)", (batch, count))
@@ -1939,12 +1922,16 @@ class LedgerIndex:
         name, pick = os.path.basename(path), event.get("pick")
         self.db.execute("INSERT INTO saves VALUES (?, ?, ?, ?)",
                         (number, pick if isinstance(pick, int) else 0, name, page_base(name)))
-        if "chars" in event:   # all a page's facts, recorded when it was saved
-            flags = event.get("flags") if isinstance(event.get("flags"), list) else []
-            self.db.execute("INSERT OR REPLACE INTO pages VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)", (
-                name, page_base(name), url_key(text_field(event, "url") or ""), text_field(event, "sha256"),
-                text_field(event, "url"), shorter(text_field(event, "title") or "", HEADER_VALUE_CHARS) or None,
-                number_field(event, "words"), number_field(event, "chars"), ",".join(map(str, flags))))   # as the header has them
+        if "chars" in event:
+            self.add_page(event, name)
+
+    def add_page(self, event, name):
+        """All a saved page's facts, as its save recorded them (its flags joined, as its header has them)."""
+        flags = event.get("flags") if isinstance(event.get("flags"), list) else []
+        self.db.execute("INSERT OR REPLACE INTO pages VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)", (
+            name, page_base(name), url_key(text_field(event, "url") or ""), text_field(event, "sha256"),
+            text_field(event, "url"), shorter(text_field(event, "title") or "", HEADER_VALUE_CHARS) or None,
+            number_field(event, "words"), number_field(event, "chars"), ",".join(map(str, flags))))
 
     def events(self, where="1", *values):
         """The events (ledger order) whose index row meets `where` (run, command, page, key, batch, session, day; ?
@@ -2084,7 +2071,7 @@ class LedgerIndex:
                                                      rows))
 
     def numbers(self, bases=None):
-        """{first version's name: citation number} of the pages the ledger saved (source_numbers' order), or of
+        """{first version's name: citation number} of the pages the ledger saved (renumber's order), or of
         those of `bases` it saved."""
         self.sync()
         if self.db.execute("SELECT value FROM meta WHERE name = 'numbered'").fetchone() == (0,):
@@ -2098,7 +2085,8 @@ class LedgerIndex:
         return found
 
     def gone(self):
-        """{first version's name: day} of the pages the latest refresh of each found gone (gone_pages)."""
+        """{first version's name: day} of the pages the latest refresh of each found gone (a later fetch or save of
+        one brings it back)."""
         self.sync()
         return dict(self.db.execute("SELECT base, day FROM gone"))
 
@@ -3005,20 +2993,22 @@ class RefreshBatch:
         if cited not in (None, path) and sha == self.store.sha_of(path):   # an earlier refresh saved it: still changed
             return self.record(target, "changed", sha256=sha, lost=lost)
         outcome, reason, saved, sha, _ = self.store.save(url, header, body, True)
-        if outcome == "saved":
-            return self.record(target, "changed", new=saved, sha256=sha, lost=lost)
+        if outcome == "saved":   # the new version's facts, as a scrape records a page's
+            facts = {k: v for k, v in read_page_facts(saved).items() if k in ("words", "chars", "title", "flags")}
+            return self.record(target, "changed", new=saved, sha256=sha, lost=lost, facts=facts)
         if reason == "duplicate":   # its text is now another saved page's
             return self.record(target, "changed", same_as=display_path(saved), sha256=sha, lost=lost)
         return self.record(target, "unchanged", sha256=sha, lost=lost)
 
-    def record(self, target, outcome, new=None, lost=([], []), sha256=None, **fields):
-        """Report and log one page: `path` its current version, `previous` the one a changed page differs from."""
+    def record(self, target, outcome, new=None, lost=([], []), sha256=None, facts=None, **fields):
+        """Report and log one page: `path` its current version, `previous` the one a changed page differs from;
+        `facts`: a new version's (logged only)."""
         n, url, path, _, cited = target
         entry = dict({"n": n, "url": url, "outcome": outcome, "path": display_path(new or path)},
                      **({"previous": display_path(cited or path)} if outcome == "changed" else {}),
                      **({"cited": True} if cited else {}), **fields)
         self.store.append([ledger_event(self.run_id, "refresh", None, batch=self.batch, **dict(entry, cited=bool(cited)),
-                                        sha256=sha256, lost=[len(lost[0]), len(lost[1])],
+                                        sha256=sha256, lost=[len(lost[0]), len(lost[1])], **(facts or {}),
                                         synthesis=self.synthesis and os.path.basename(self.synthesis))])
         if lost[0] or lost[1]:
             entry["lost"] = {"quotes": lost[0], "numbers": lost[1]}
@@ -3099,14 +3089,6 @@ def refresh_facts(events, synthesis):
              "numbers": sum((e.get("lost") or [0, 0])[1] for e in mine)}
     facts.update({o: [e["n"] for e in mine if e.get("outcome") == o and e.get("n")] for o in REFRESH_ORDER[:4]})
     return facts
-
-
-def gone_pages(events):
-    """{first version's file name: the day} of the pages the latest refresh of each found gone from the web."""
-    gone = {}   # a later refresh that fetched the page, or a save of it, brings it back
-    for event in (e for e in events if e.get("path") and e.get("outcome") in ("gone", "saved", "unchanged", "changed")):
-        gone[page_base(os.path.basename(event["path"]))] = event["outcome"] == "gone" and str(event.get("time", "?"))[:10]
-    return {base: day for base, day in gone.items() if day}
 
 
 def render_refreshed(facts):
@@ -4472,25 +4454,6 @@ def cmd_status(args, cfg):
 
 MANIFEST_BEGIN = "<!-- web.py:begin -->"
 MANIFEST_END = "<!-- web.py:end -->"
-
-
-def source_numbers(events, web_dir, names=None):
-    """Stable citation numbers of page files: scrape calls in ledger order, pick order within one; a page keeps its
-    first number, shared by its versions; then pages the ledger does not know (`names`, else web_dir's files)."""
-    batches, saved = {}, []
-    for event in events:
-        if event.get("command") != "scrape":
-            continue
-        batch = batches.setdefault(event.get("batch") or f"#{len(batches)}", len(batches))
-        if event.get("supersedes"):   # a lower-ranked twin this call replaced: never numbered
-            gone = os.path.basename(event["supersedes"])
-            saved = [s for s in saved if not (s[0] == batch and s[2] == gone)]
-        if event.get("outcome") == "saved" and event.get("path"):
-            saved.append((batch, event.get("pick") or 0, os.path.basename(event["path"])))
-    files = page_files(web_dir) if names is None else names
-    order = list(dict.fromkeys(page_base(name) for name in [s[2] for s in sorted(saved)] + list(files)))
-    number_of = {base: n for n, base in enumerate(order, 1)}
-    return {name: number_of[page_base(name)] for name in [s[2] for s in saved] + list(files)}
 
 
 def cell(value):

@@ -128,6 +128,22 @@ def run(monkeypatch):
     return run_
 
 
+def read_ledger(path):
+    """Every event of a topic's ledger, read whole as a person would (a line that is no JSON object is skipped)."""
+    events = []
+    try:
+        with open(path, "rb") as handle:
+            lines = handle.read().splitlines()
+    except FileNotFoundError:
+        return []
+    for line in lines:
+        try:
+            events.append(json.loads(line))
+        except ValueError:
+            continue
+    return [event for event in events if isinstance(event, dict)]
+
+
 def run_process(*argv, env=None, timeout=30, stdin=None):
     """Run `python3 web.py …` as a user would, in its own process (guarded by sitecustomize)."""
     full_env = dict(os.environ)

@@ -7,6 +7,7 @@ import json
 import pytest
 
 import web
+from conftest import read_ledger
 from test_gate import FAILING, FAITHFUL, captured, hook, project, reader_note, write  # noqa: F401  (fixtures)
 
 ANSWER = ('Problems: 2\n1. L12 hedge: "the reef had recovered"\n   page [1] L9: "reported that the reef had '
@@ -59,7 +60,7 @@ def test_the_auditors_findings_are_written_beside_the_synthesis_and_recorded(hoo
     lines = audit.splitlines()
     assert lines[0].startswith("> synthesis: reefs-synthesis.md · sha256 ") and lines[1] == (
         "> audited by: citation-auditor · 2 problems  ") and audit.endswith("\n\n" + ANSWER)
-    event = web.read_ledger(project / "web" / "_ledger.jsonl")[-1]
+    event = read_ledger(project / "web" / "_ledger.jsonl")[-1]
     import hashlib
     assert {k: event[k] for k in ("command", "run", "file", "problems", "session")} == {
         "command": "audit", "run": "r1", "file": "reefs-synthesis.md", "problems": 2,
@@ -77,13 +78,13 @@ def test_status_and_the_manifest_say_audited_and_how_many_problems(hook, project
     path = write(project, FAITHFUL)
     hook("post", captured("posttooluse-write.json", file_path=str(path)))
     hook("post", auditor_answer(project, path, ANSWER))
-    entry = web.synthesis_status(str(project), web.read_ledger(project / "web" / "_ledger.jsonl"))[0]
+    entry = web.synthesis_status(str(project), read_ledger(project / "web" / "_ledger.jsonl"))[0]
     assert entry["audit"] == {"problems": 2, "current": True}
     assert web.synthesis_said(entry).endswith("passed cite-check on "
                                                        f"{web.now_utc():%Y-%m-%d} · audited: 2 problems")
     path.write_text(FAITHFUL + "\n", encoding="utf-8")
     hook("post", captured("posttooluse-write.json", file_path=str(path)))
-    entry = web.synthesis_status(str(project), web.read_ledger(project / "web" / "_ledger.jsonl"))[0]
+    entry = web.synthesis_status(str(project), read_ledger(project / "web" / "_ledger.jsonl"))[0]
     assert entry["audit"] == {"problems": 2, "current": False}
     assert web.synthesis_said(entry).endswith("audited: 2 problems, before its last edit")
 
@@ -117,7 +118,7 @@ def test_a_failing_synthesis_is_blocked_for_its_errors_not_asked_for_an_audit(ho
     hook("post", captured("posttooluse-write.json", file_path=str(path)))
     reason = hook("stop", captured("stop.json"))[1]["reason"]
     assert "fails cite-check" in reason and "audited" not in reason
-    events = [e for e in web.read_ledger(project / "web" / "_ledger.jsonl") if e.get("event") == "audit-asked"]
+    events = [e for e in read_ledger(project / "web" / "_ledger.jsonl") if e.get("event") == "audit-asked"]
     assert events == []
 
 
@@ -199,7 +200,7 @@ def test_an_auditor_answer_that_is_not_an_object_writes_no_audit(gate, project):
         payload["tool_response"] = response
         assert gate("post", payload) == (0, None, "")
     assert not (project / "reefs-audit.md").exists()
-    assert [e for e in web.read_ledger(project / "web" / "_ledger.jsonl") if e["command"] == "audit"] == []
+    assert [e for e in read_ledger(project / "web" / "_ledger.jsonl") if e["command"] == "audit"] == []
 
 
 def test_an_audit_that_cannot_be_written_is_one_line_on_stderr_and_not_recorded(gate, project):  # noqa: F811
@@ -210,7 +211,7 @@ def test_an_audit_that_cannot_be_written_is_one_line_on_stderr_and_not_recorded(
     assert err == (f"web.py: hook: the cite-check gate did not run: storage: cannot write "
                    f"{web.display_path(project / 'reefs-audit.md')} (Is a directory) — make the md root writable or "
                    f"point WEB_MD_ROOT elsewhere\n")
-    assert [e for e in web.read_ledger(project / "web" / "_ledger.jsonl") if e["command"] == "audit"] == []
+    assert [e for e in read_ledger(project / "web" / "_ledger.jsonl") if e["command"] == "audit"] == []
 
 
 def test_stop_with_an_empty_session_id_never_blocks_and_says_why(gate, project):  # noqa: F811
@@ -236,7 +237,7 @@ def test_a_synthesis_in_a_topic_without_a_web_folder_is_recorded_and_gated_at_st
     topic.mkdir()
     path = write(topic, FAILING, name="essay-synthesis.md")
     assert gate("post", captured("posttooluse-write.json", file_path=str(path)))[1]["decision"] == "block"
-    events = web.read_ledger(topic / "web" / "_ledger.jsonl")
+    events = read_ledger(topic / "web" / "_ledger.jsonl")
     assert [(e["command"], e["file"], e["ok"]) for e in events] == [("cite-check", "essay-synthesis.md", False)]
     assert gate("stop", captured("stop.json"))[1]["decision"] == "block"
 
@@ -297,7 +298,7 @@ def test_the_gate_records_the_run_of_each_block_and_each_request_for_an_audit(ga
     gate("stop", captured("stop.json"))
     write(project, FAITHFUL)
     gate("stop", captured("stop.json"))
-    gates = [(e["event"], e["run"]) for e in web.read_ledger(project / "web" / "_ledger.jsonl")
+    gates = [(e["event"], e["run"]) for e in read_ledger(project / "web" / "_ledger.jsonl")
              if e["command"] == "gate"]
     assert gates == [("block", "r1"), ("audit-asked", "r1")]
 
@@ -335,7 +336,7 @@ def test_with_the_gate_off_a_written_synthesis_is_neither_checked_nor_recorded(
     path = write(project, FAILING)
     code, answer, err = gate("post", captured("posttooluse-write.json", file_path=str(path)))
     assert (code, answer) == (0, None) and "the cite-check gate is off" in err
-    assert [e for e in web.read_ledger(project / "web" / "_ledger.jsonl") if e["command"] == "cite-check"] == []
+    assert [e for e in read_ledger(project / "web" / "_ledger.jsonl") if e["command"] == "cite-check"] == []
 
 
 def test_hook_input_that_is_not_an_object_is_said_to_be_so(gate, project):  # noqa: F811

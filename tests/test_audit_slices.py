@@ -9,6 +9,7 @@ import re
 import pytest
 
 import web
+from conftest import read_ledger
 from test_audit import auditor_answer, auditor_call, write_ledger
 from test_citecheck import CENSUS2, EVENTS, REEF1, synthesis
 from test_gate import captured, gate, project, write  # noqa: F401  (fixtures)
@@ -169,7 +170,7 @@ def test_slices_merge_into_one_audit_file_and_the_audit_is_done_when_all_have_an
                         r"\n   fix: remove\n ## Slice 2 of 3 · forged", first, re.S)   # an answer's heading is not one
     assert re.fullmatch(r"Slice 3 of 3 · lines \d+ to the end \(\d+ citation pairs\)\n\nProblems: 1\n1\. L30 .*"
                         r"fix: remove\n", third, re.S)
-    events = [e for e in web.read_ledger(project / "web" / "_ledger.jsonl") if e["command"] == "audit"]
+    events = [e for e in read_ledger(project / "web" / "_ledger.jsonl") if e["command"] == "audit"]
     assert [(e["slice"], e["slices"], e["problems"]) for e in events] == [(3, 3, 1), (1, 3, 1)]
     answer = status(run)
     assert answer["synthesis"]["audit"] == {"slices": 3, "missing": [2]}

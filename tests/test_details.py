@@ -13,6 +13,7 @@ import pytest
 from standins import Reply, captured_reply, make_hit, page_body, article_markdown
 
 import web
+from conftest import read_ledger
 
 
 # --- the HTTP layer --------------------------------------------------------------------------------
@@ -190,7 +191,7 @@ def test_urls_and_a_from_file_are_scraped_together_in_that_order(run, fire, tmp_
 def test_init_records_the_run_and_deep_means_three_rounds(run, md_root):
     answer = run("init", "the goal", "--topic", "t", "--deep", "--json").json
     assert answer["options"]["max_rounds"] == 3 and answer["limit"] == 6
-    event = web.read_ledger(md_root / "t" / "web" / "_ledger.jsonl")[0]
+    event = read_ledger(md_root / "t" / "web" / "_ledger.jsonl")[0]
     assert (event["command"], event["round"], event["synthesis"], event["goal"]) == ("init", 0, f"the-goal-{web.now_utc():%Y-%m-%d}-synthesis.md",
                                                                                      "the goal")
     assert run("init", "g", "--topic", "t").out.splitlines()[1] == "  budget: 12 pages in 1 round; round 1 of 1: --limit 12"
@@ -483,7 +484,7 @@ def test_status_of_a_one_round_run_with_a_scope_a_policy_and_a_corpus(run, md_ro
 
 def test_the_manifest_shows_a_run_scoped_by_site_alone(run, searx, md_root):
     run("init", "g", "--topic", "t", "--site", "a.org")
-    run_id = web.read_ledger(md_root / "t" / "web" / "_ledger.jsonl")[0]["run"]
+    run_id = read_ledger(md_root / "t" / "web" / "_ledger.jsonl")[0]["run"]
     run("manifest", "--topic", "t")
     text = (md_root / "t" / "web" / "_manifest.md").read_text(encoding="utf-8")
     assert f"## Source scope\n\n- run {run_id}: --site a.org\n" in text

@@ -13,7 +13,7 @@ import pytest
 from standins import Reply, make_hit, page_body, article_markdown
 
 import web
-from conftest import ROOT, run_process
+from conftest import ROOT, read_ledger, run_process
 
 
 def leftovers(md_root):
@@ -231,7 +231,7 @@ def test_a_torn_last_ledger_line_is_ignored_and_closed(run, fire, md_root):
     (web_dir / "_ledger.jsonl").write_bytes(b'{"run":null,"command":"search","query":"q"}\n{"run":null,"comm')
     fire.set_articles("https://example.org/a")
     assert run("scrape", "https://example.org/a", "--topic", "t").code == 0
-    events = web.read_ledger(web_dir / "_ledger.jsonl")
+    events = read_ledger(web_dir / "_ledger.jsonl")
     assert [e["command"] for e in events] == ["search", "scrape"]
 
 

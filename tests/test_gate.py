@@ -10,7 +10,7 @@ import sys
 import pytest
 
 import web
-from conftest import GUARD, ROOT, TESTS
+from conftest import GUARD, ROOT, TESTS, read_ledger
 from test_citecheck import EVENTS, PAGES, REEF1, synthesis
 
 pytestmark = pytest.mark.skipif(not shutil.which("sh"), reason="hook commands run through a POSIX shell")
@@ -80,7 +80,7 @@ def reader_note(topic, session):
 
 
 def gate_events(topic):
-    return [e for e in web.read_ledger(topic / "web" / "_ledger.jsonl") if e["command"] in ("cite-check", "gate")]
+    return [e for e in read_ledger(topic / "web" / "_ledger.jsonl") if e["command"] in ("cite-check", "gate")]
 
 
 def test_settings_declare_every_hook_as_one_plain_command():
@@ -196,7 +196,7 @@ def test_stop_blocks_a_failing_synthesis_of_this_session_only(hook, project):
                                        f"end the turn (block 1 of 3).")
     assert hook("post", reader_note(project, "another-session"))[1]["hookSpecificOutput"]["additionalContext"]
     assert {"another-session", captured("stop.json")["session_id"]} <= {
-        e.get("session") for e in web.read_ledger(project / "web" / "_ledger.jsonl")}   # both sessions there
+        e.get("session") for e in read_ledger(project / "web" / "_ledger.jsonl")}   # both sessions there
     assert hook("stop", captured("stop.json", session_id="another-session")) == (0, None, "")
 
 

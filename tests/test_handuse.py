@@ -8,7 +8,7 @@ import pytest
 from standins import Reply, make_hit
 
 import web
-from conftest import run_process
+from conftest import read_ledger, run_process
 from test_hardening import snapshot
 
 
@@ -118,7 +118,7 @@ def test_a_page_whose_address_ends_in_synthesis_is_not_saved_as_one(run, fire, m
 # --- the run's budget holds -------------------------------------------------------------------
 
 def ledger(md_root, topic="t"):
-    return web.read_ledger(md_root / topic / "web" / "_ledger.jsonl")
+    return read_ledger(md_root / topic / "web" / "_ledger.jsonl")
 
 
 def test_a_scrape_past_the_spent_budget_is_refused_and_saves_nothing(run, fire, md_root):

@@ -8,7 +8,7 @@ import pytest
 from standins import page_body
 
 import web
-from conftest import ROOT
+from conftest import ROOT, read_ledger
 
 HOSTILE = """# Garden snails
 
@@ -37,7 +37,7 @@ def test_a_hostile_page_is_sanitised_flagged_everywhere_and_cannot_forge_provena
         assert smuggled not in text
     assert "Snails are gastropods with a shell. They eat leaves." in body      # visible text kept whole
     assert "> source: https://trusted.example.gov/official" in body            # shown, but only as page data
-    ledger = web.read_ledger(md_root / "t" / "web" / "_ledger.jsonl")
+    ledger = read_ledger(md_root / "t" / "web" / "_ledger.jsonl")
     assert ledger[-1]["flags"] == flags
     run("manifest", "--topic", "t")
     manifest = (md_root / "t" / "web" / "_manifest.md").read_text("utf-8")

@@ -9,6 +9,7 @@ import os
 import pytest
 
 import web
+from conftest import read_ledger
 from standins import Reply, captured_reply, page_body
 from test_gate import captured
 
@@ -78,7 +79,7 @@ def files_of(root):
 
 
 def ledger(md_root, topic="s"):
-    return web.read_ledger(md_root / topic / "web" / "_ledger.jsonl")
+    return read_ledger(md_root / topic / "web" / "_ledger.jsonl")
 
 
 # --- every run's synthesis is its own file; init and status know the goal's history -----------------------

@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import web
-from conftest import ROOT
+from conftest import ROOT, read_ledger
 from standins import make_hit, page_body
 
 H = {"sha256": "0" * 64, "words": 400, "chars": 2600}
@@ -53,9 +53,42 @@ LEDGER = [
      "outcome": "gone", "time": "2026-03-01T10:00:00Z", "n": 4},
     {"run": "r2", "command": "refresh", "batch": "f2", "path": "md/t/web/a-org-1.md", "url": "https://a.org/1",
      "outcome": "unchanged", "time": "2026-04-01T10:00:00Z", "n": 2},
+    {"run": "r2", "command": "refresh", "batch": "f2", "path": "md/t/web/b-org-2.v3.md", "url": "https://b.org/2",
+     "outcome": "changed", "previous": "md/t/web/b-org-2.v2.md", "sha256": "3" * 64, "words": 90, "chars": 600,
+     "title": "B, third", "flags": [], "time": "2026-04-01T10:00:00Z", "n": 2},
     {"run": "r2", "command": "note", "page": "b-org-2.v2.md", "instructions": [[3, 4]], "session": "s9"},
     {"run": "r2", "command": "cite-check", "file": "reefs-2-synthesis.md", "ok": True, "session": "s9"},
 ]
+
+
+# --- what the index must answer: the rules, as plain functions over the whole ledger --------------------------------
+
+def source_numbers(events, web_dir, names=None):
+    """Stable citation numbers of page files: scrape calls in ledger order, pick order within one; a page keeps its
+    first number, shared by its versions; then pages the ledger does not know (`names`, else web_dir's files)."""
+    batches, saved = {}, []
+    for event in events:
+        if event.get("command") != "scrape":
+            continue
+        batch = batches.setdefault(event.get("batch") or f"#{len(batches)}", len(batches))
+        if event.get("supersedes"):   # a lower-ranked twin this call replaced: never numbered
+            gone = os.path.basename(event["supersedes"])
+            saved = [s for s in saved if not (s[0] == batch and s[2] == gone)]
+        if event.get("outcome") == "saved" and event.get("path"):
+            saved.append((batch, event.get("pick") or 0, os.path.basename(event["path"])))
+    files = web.page_files(web_dir) if names is None else names
+    order = list(dict.fromkeys(web.page_base(name) for name in [s[2] for s in sorted(saved)] + list(files)))
+    number_of = {base: n for n, base in enumerate(order, 1)}
+    return {name: number_of[web.page_base(name)] for name in [s[2] for s in saved] + list(files)}
+
+
+def gone_pages(events):
+    """{first version's file name: the day} of the pages the latest refresh of each found gone from the web."""
+    gone = {}   # a later refresh that fetched the page, or a save of it, brings it back
+    for event in (e for e in events if e.get("path") and e.get("outcome") in ("gone", "saved", "unchanged", "changed")):
+        gone[web.page_base(os.path.basename(event["path"]))] = event["outcome"] == "gone" and \
+            str(event.get("time", "?"))[:10]
+    return {base: day for base, day in gone.items() if day}
 
 
 def ledger_bytes(events, extra=b""):
@@ -76,13 +109,13 @@ def keys_of(events):
 
 def check_answers_as_a_whole_read(web_dir, files=()):
     """Each question the index answers, asked of the index and of the whole ledger read."""
-    events = web.read_ledger(web_dir / "_ledger.jsonl")
+    events = read_ledger(web_dir / "_ledger.jsonl")
     index = web.LedgerIndex(str(web_dir))
     assert index.events() == events
     assert index.events("run = ? AND command = 'scrape'", "r2") == \
         [e for e in events if e.get("run") == "r2" and e.get("command") == "scrape"]
-    assert web.citation_numbers(index, lambda: list(files)) == web.source_numbers(events, str(web_dir), list(files))
-    assert index.gone() == web.gone_pages(events)
+    assert web.citation_numbers(index, lambda: list(files)) == source_numbers(events, str(web_dir), list(files))
+    assert index.gone() == gone_pages(events)
     assert index.hits(keys_of(events)) == web.search_facts(events)
     assert index.latest_scrapes(keys_of(events)) == \
         {web.url_key(e["url"]): e for e in events if e.get("command") == "scrape"}
@@ -101,6 +134,8 @@ def test_the_index_answers_what_a_whole_read_of_the_ledger_answers(tmp_path):
     assert facts["b-org-2.v2.md"] == {"key": web.url_key("https://b.org/2"), "sha256": "0" * 64,
                                       "url": "https://b.org/2", "title": "Title of b-org-2.v2.md", "words": 400,
                                       "chars": 2600, "flags": ["short"]}
+    assert facts["b-org-2.v3.md"] == {"key": web.url_key("https://b.org/2"), "sha256": "3" * 64,   # saved by a refresh
+                                      "url": "https://b.org/2", "title": "B, third", "words": 90, "chars": 600, "flags": []}
     assert index.drops() == [("r1", "https://spam.org/x", "blocked by md/t/sources.txt:2")]
     assert index.preferred() == {web.url_key("https://b.org/2")}
     assert index.events("session = ?", "s9") == LEDGER[-2:]
@@ -193,3 +228,17 @@ def test_cite_check_rewrites_the_manifests_syntheses_as_manifest_would_and_nothi
         fresh = (web_dir / "_manifest.md").read_text("utf-8")
         assert fresh.split("\n\n## Syntheses\n")[1] == after.split("\n\n## Syntheses\n")[1]
         before = fresh
+
+
+def test_a_version_a_refresh_saves_is_known_from_the_ledger_as_the_file_says_it(run, fire, md_root):
+    from test_comeback import B, LONG, PAGES, article, cited_topic
+    cited_topic(run, fire, md_root, PAGES)
+    fire.set_page(B, article(B, "The pools are full again. " + LONG))
+    run("refresh", "--topic", "s")
+    event = next(e for e in read_ledger(md_root / "s" / "web" / "_ledger.jsonl") if e.get("outcome") == "changed")
+    version = md_root / "s" / "web" / os.path.basename(event["path"])
+    on_disk = web.read_page_facts(str(version))
+    assert {k: event[k] for k in ("words", "chars", "title", "flags")} == \
+        {k: on_disk[k] for k in ("words", "chars", "title", "flags")}
+    os.unlink(md_root / "s" / "web" / ".index" / "ledger.sqlite")   # anew from the ledger: the file is not read
+    assert web.LedgerIndex(str(md_root / "s" / "web")).page_facts([version.name]) == {version.name: on_disk}

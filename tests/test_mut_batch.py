@@ -15,6 +15,7 @@ from concurrent.futures import Future
 import pytest
 
 import web
+from conftest import read_ledger
 from standins import Reply, article_page
 from test_faults import _wait_for
 
@@ -25,7 +26,7 @@ def shown(md_root, name, topic="t"):
 
 def scrape_events(md_root):
     """The topic's scrape ledger lines, one batch, with its id and each line's time replaced by B and T."""
-    events = [e for e in web.read_ledger(md_root / "t" / "web" / "_ledger.jsonl") if e["command"] == "scrape"]
+    events = [e for e in read_ledger(md_root / "t" / "web" / "_ledger.jsonl") if e["command"] == "scrape"]
     assert len({e["batch"] for e in events}) == 1
     return [dict(e, batch="B", time="T") for e in events]
 
@@ -57,7 +58,7 @@ def test_every_candidate_of_a_runs_batch_has_its_ledger_line_with_run_round_quer
         run, fire, md_root, tmp_path, monkeypatch):
     monkeypatch.setattr(web, "fetch_in_background", loaded_at_once)
     assert run("init", "tide pools", "--topic", "t", "--max-sources", "5").code == 0
-    run_id = web.read_ledger(md_root / "t" / "web" / "_ledger.jsonl")[0]["run"]
+    run_id = read_ledger(md_root / "t" / "web" / "_ledger.jsonl")[0]["run"]
     (md_root / "t" / "sources.txt").write_text("block blocked.org a content farm\n", encoding="utf-8")
     fire.set_articles("https://a.org/1", "https://b.org/2", "https://c.org/3", "https://d.org/4")
     picks = tmp_path / "picks.json"

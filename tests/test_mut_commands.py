@@ -13,6 +13,7 @@ import shutil
 import pytest
 
 import web
+from conftest import read_ledger
 from standins import Reply, article_markdown, make_hit, page_body
 
 PRIVATE = "private address — if it is your own intranet page, add --allow-private"
@@ -203,7 +204,7 @@ def test_each_candidate_has_its_outcome_and_pick_number_in_the_ledger(run, fire,
         "skipped  duplicate candidate (listed before as https://a.org/x)  https://www.a.org/x/",
         f"skipped  already saved: {shown['b-org-y.md']}  https://b.org/y",
         "unused   not needed: --limit 1 was met  https://c.org/z"]
-    events = web.read_ledger(page_dir(md_root) / "_ledger.jsonl")
+    events = read_ledger(page_dir(md_root) / "_ledger.jsonl")
     batch = [e for e in events if e.get("batch") == events[-1]["batch"]]
     assert sorted((e["pick"], e["url"], e["outcome"], e.get("reason"), e.get("same_as"), e.get("path"))
                   for e in batch) == [
@@ -253,7 +254,7 @@ def test_a_page_saved_without_a_query_takes_the_query_a_search_found_it_by_when_
     fire.set_page(url, page_body(url, article_markdown("second text")))
     assert run("scrape", url, "--topic", "t", "--force").code == 0
     assert "> query: sea stars  " in header_lines(page_dir(md_root) / "a-org-x.v2.md")
-    assert web.read_ledger(page_dir(md_root) / "_ledger.jsonl")[-1]["query"] == "sea stars"
+    assert read_ledger(page_dir(md_root) / "_ledger.jsonl")[-1]["query"] == "sea stars"
 
 
 # The version line goes just before the header's own NOTE line, even when the title quotes it.

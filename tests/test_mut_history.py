@@ -7,6 +7,7 @@ import hashlib
 import shutil
 
 import web
+from conftest import read_ledger
 from test_citecheck import REEF1, synthesis, topic_on_disk
 from test_history import GOAL, TODAY, A, B, article, start_run, synthesis_text, write
 
@@ -118,7 +119,7 @@ def test_the_ledger_records_each_cite_check_with_its_file_digest_outcome_coverag
         first, 'The survey "counted 120 sea stars" [1](web/a-org-stars.md).',
         ["It counted 120 in 2019 [1](web/a-org-stars.md).", "The pools dried out."]))
     assert run("cite-check", path).code == 1
-    event = web.read_ledger(md_root / "s" / "web" / "_ledger.jsonl")[-1]
+    event = read_ledger(md_root / "s" / "web" / "_ledger.jsonl")[-1]
     assert event == {
         "run": first, "time": event["time"], "command": "cite-check", "round": None, "file": path.name,
         "sha256": hashlib.sha256(path.read_bytes()).hexdigest(), "ok": False, "errors": 1,
@@ -167,4 +168,4 @@ def test_a_topic_copied_out_of_the_md_root_keeps_its_manifest_as_it_was(run, md_
     r = run("cite-check", copy / "reefs-synthesis.md")
     assert (r.code, r.err) == (0, "") and r.out.splitlines()[-1] == "ok: 0 errors, 3 warnings"
     assert (copy / "web" / "_manifest.md").read_bytes() == before
-    assert web.read_ledger(copy / "web" / "_ledger.jsonl")[-1]["file"] == "reefs-synthesis.md"
+    assert read_ledger(copy / "web" / "_ledger.jsonl")[-1]["file"] == "reefs-synthesis.md"

@@ -9,6 +9,7 @@ import os
 import pytest
 
 import web
+from conftest import read_ledger
 from test_audit import ANSWER, auditor_answer, auditor_call, write_ledger
 from test_citecheck import CENSUS2, EVENTS, REEF1, synthesis
 from test_gate import FAILING, FAITHFUL, captured, gate, gate_events, project, write  # noqa: F401  (fixtures)
@@ -144,7 +145,7 @@ def test_the_audit_is_recorded_with_its_run_session_and_problems(gate, project):
     assert gate("post", auditor_answer(project, path, ANSWER)) == (0, None, "")
     assert (project / "reefs-audit.md").read_text("utf-8").splitlines()[1] == (
         "> audited by: citation-auditor · 2 problems  ")
-    event = web.read_ledger(project / "web" / "_ledger.jsonl")[-1]
+    event = read_ledger(project / "web" / "_ledger.jsonl")[-1]
     assert {k: event[k] for k in ("run", "command", "file", "sha256", "problems", "session")} == {
         "run": "r1", "command": "audit", "file": "reefs-synthesis.md",
         "sha256": hashlib.sha256(path.read_bytes()).hexdigest(), "problems": 2,
@@ -157,7 +158,7 @@ def test_an_audit_of_a_synthesis_with_a_byte_that_is_not_utf8_is_recorded_all_th
     assert gate("post", auditor_answer(project, path, "Problems: 1\n1. L4 scope: \"x\"\n   fix: y\n")) == (0, None, "")
     assert (project / "reefs-audit.md").read_text("utf-8").splitlines()[1] == (
         "> audited by: citation-auditor · 1 problem  ")
-    event = web.read_ledger(project / "web" / "_ledger.jsonl")[-1]
+    event = read_ledger(project / "web" / "_ledger.jsonl")[-1]
     assert (event["command"], event["run"], event["problems"]) == ("audit", "r1", 1)
 
 

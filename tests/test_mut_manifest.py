@@ -12,7 +12,7 @@ import sys
 import pytest
 
 import web
-from conftest import ROOT
+from conftest import ROOT, read_ledger
 from standins import make_hit
 from test_history import PAGES, TODAY, article, refresh_topic
 
@@ -119,6 +119,6 @@ def test_the_ledger_records_the_manifest_with_the_run_and_the_round_gathering_en
     run_id = run("init", "g", "--topic", "t", "--json").json["run"]
     run("scrape", "https://a.org/1", "--topic", "t")
     run("manifest", "--topic", "t")
-    event = web.read_ledger(md_root / "t" / "web" / "_ledger.jsonl")[-1]
+    event = read_ledger(md_root / "t" / "web" / "_ledger.jsonl")[-1]
     assert event == {"run": run_id, "time": event["time"], "command": "manifest", "round": 1}
     assert event["time"].startswith(f"{web.now_utc():%Y-%m-%d}T")

@@ -4,6 +4,7 @@ where a mutant changed it and the suite still passed."""
 import os
 
 import web
+from conftest import read_ledger
 from standins import Reply
 from test_citecheck import EVENTS, PAGES, REEF1, checker, synthesis, topic_on_disk
 
@@ -454,7 +455,7 @@ def test_a_failed_pick_is_recorded_with_its_pick_number(run, fire, md_root):
     fire.set_articles("https://a.org/ok")
     fire.set_page("https://b.org/gone", Reply(404, {"success": False, "error": "Not Found"}))
     run("scrape", "https://a.org/ok", "https://b.org/gone", "--topic", "t", "--workers", "1")
-    events = {e["url"]: e for e in web.read_ledger(md_root / "t" / "web" / "_ledger.jsonl") if e["command"] == "scrape"}
+    events = {e["url"]: e for e in read_ledger(md_root / "t" / "web" / "_ledger.jsonl") if e["command"] == "scrape"}
     assert (events["https://a.org/ok"]["pick"], events["https://b.org/gone"]["pick"]) == (1, 2)
     assert events["https://b.org/gone"]["outcome"] == "failed"
 

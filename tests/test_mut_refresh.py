@@ -10,6 +10,7 @@ import threading
 import pytest
 
 import web
+from conftest import read_ledger
 from standins import Reply, captured_reply, page_body
 from test_history import PAGES, TODAY, article, every_outcome, refresh_topic
 
@@ -54,7 +55,7 @@ def test_the_json_answer_and_the_ledger_carry_each_pages_outcome(run, fire, md_r
     assert gone == {"n": 3, "url": "https://gone.org/c", "outcome": "gone", "path": shown(md_root, "gone-org-c.md"),
                     "cited": True, "kind": "target-status", "error": "the site answered 404 Not Found",
                     "lost": {"quotes": ["Ochre stars live for twenty years or more"], "numbers": []}}
-    events = {e["url"]: e for e in web.read_ledger(md_root / "s" / "web" / "_ledger.jsonl") if e["command"] == "refresh"}
+    events = {e["url"]: e for e in read_ledger(md_root / "s" / "web" / "_ledger.jsonl") if e["command"] == "refresh"}
     changed = events["https://changes.org/b"]
     assert (changed["outcome"], changed["path"], changed["previous"], changed["lost"], changed["synthesis"],
             changed["cited"]) == ("changed", shown(md_root, "changes-org-b.v2.md"), shown(md_root, "changes-org-b.md"),
@@ -160,7 +161,7 @@ def test_ctrl_c_during_refresh_reports_what_was_done_and_the_rest_in_number_orde
 
 
 def refresh_events(md_root):
-    return [e for e in web.read_ledger(md_root / "s" / "web" / "_ledger.jsonl") if e["command"] == "refresh"]
+    return [e for e in read_ledger(md_root / "s" / "web" / "_ledger.jsonl") if e["command"] == "refresh"]
 
 
 @pytest.mark.parametrize("facts, line", [
@@ -236,7 +237,7 @@ def test_a_page_found_unchanged_only_under_the_save_lock_is_unchanged_with_its_d
     monkeypatch.setattr(web.TopicStore, "sha_of", stale_first)
     r = run("refresh", "--topic", "s", "--json")
     assert len(calls) == 2 and r.json["pages"][0]["outcome"] == "unchanged" and r.json["ok"] is True
-    saved = [e for e in web.read_ledger(md_root / "s" / "web" / "_ledger.jsonl") if e["command"] == "scrape"]
+    saved = [e for e in read_ledger(md_root / "s" / "web" / "_ledger.jsonl") if e["command"] == "scrape"]
     assert refresh_events(md_root)[-1]["sha256"] == saved[0]["sha256"]
     assert web.page_files(md_root / "s" / "web") == files                       # no new version
 

@@ -6,6 +6,7 @@ clears, the ledger lines (pick, version, over_budget) that fix citation numbers 
 import threading
 
 import web
+from conftest import read_ledger
 from standins import Reply, article_markdown, page_body
 from test_reader_flags import hook, note_reporting, planted, reader_answer  # noqa: F401  (planted: a fixture)
 from test_scrape import release_when_saved, saved_files
@@ -18,7 +19,7 @@ def scrape_json(run, *urls):
 
 
 def ledger(md_root):
-    return web.read_ledger(md_root / "t" / "web" / "_ledger.jsonl")
+    return read_ledger(md_root / "t" / "web" / "_ledger.jsonl")
 
 
 # --- file names ----------------------------------------------------------------------------------------------

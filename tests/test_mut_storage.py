@@ -14,6 +14,7 @@ import types
 import pytest
 
 import web
+from conftest import read_ledger
 
 
 def web_folder(md_root):
@@ -171,7 +172,7 @@ def test_on_windows_a_second_writer_waits_for_the_first_and_the_lock_is_free_onc
         finally:
             locks.stop()
     assert seen == {"while the first held it": (False, False), "after": True, "third": True} and errors == []
-    assert web.read_ledger(ledger) == [{"run": "r1", "command": "note"}]
+    assert read_ledger(ledger) == [{"run": "r1", "command": "note"}]
     assert [r for regions in locks.held.values() for r in regions] == []   # every lock was unlocked
 
 

@@ -12,6 +12,7 @@ import signal
 import pytest
 
 import web
+from conftest import read_ledger
 from standins import captured_reply
 from test_history import TODAY, A, B, C, article, start_run
 
@@ -124,7 +125,7 @@ def test_the_checkpoint_counts_saved_and_unused_picks_as_scrapes_and_not_a_url_f
 def test_a_run_an_older_web_py_started_writes_the_synthesis_named_after_its_goal(run, md_root):
     start_run(run, topic="t")
     path = md_root / "t" / "web" / "_ledger.jsonl"
-    [init] = web.read_ledger(path)
+    [init] = read_ledger(path)
     del init["synthesis"]                    # init recorded no synthesis name before runs had their own file
     path.write_text(json.dumps(init) + "\n", encoding="utf-8")
     synthesis = web.display_path(md_root / "t" / "how-do-sea-stars-fare-synthesis.md")

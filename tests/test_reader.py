@@ -8,7 +8,7 @@ import os
 import pytest
 
 import web
-from conftest import TESTS
+from conftest import TESTS, read_ledger
 from test_gate import captured
 
 NOTE = web.NOTE_LINE
@@ -355,7 +355,7 @@ def test_a_readers_answer_is_saved_as_the_pages_note_and_recorded(run, topic):
                                      f"> read: {web.now_utc():%Y-%m-%d} by page-reader  ",
                                      "> checked: 2 of 2 passages verbatim at their lines  "]   # hard line breaks
     assert note.endswith("\n\n" + GOOD_NOTE)
-    event = web.read_ledger(topic / "web" / "_ledger.jsonl")[-1]
+    event = read_ledger(topic / "web" / "_ledger.jsonl")[-1]
     assert {k: event[k] for k in ("command", "page", "n", "passages", "not_found")} == {
         "command": "note", "page": "docs-example-long.md", "n": 1, "passages": 2, "not_found": 0}
     assert event["session"] == "4f08da92-d4c8-490a-aaab-9e96113ce7cc"
@@ -378,7 +378,7 @@ def test_a_fenced_answer_is_saved_and_checked_without_its_fence(run, topic):
         told_saved(topic / "web" / "notes" / "docs-example-long.md")
     note = (topic / "web" / "notes" / "docs-example-long.md").read_text(encoding="utf-8")
     assert "> checked: 2 of 2 passages verbatim at their lines  " in note and note.endswith("\n\n" + GOOD_NOTE)
-    assert web.read_ledger(topic / "web" / "_ledger.jsonl")[-1]["chars"] == len(GOOD_NOTE.strip())
+    assert read_ledger(topic / "web" / "_ledger.jsonl")[-1]["chars"] == len(GOOD_NOTE.strip())
 
 
 def test_a_reader_whose_answer_is_empty_or_whose_page_is_gone_saves_nothing(run, topic):
@@ -556,7 +556,7 @@ def test_a_second_note_in_a_topic_is_saved_beside_the_first_and_both_are_recorde
     note = (topic / "web" / "notes" / "by-hand.md").read_text(encoding="utf-8")
     assert note.splitlines()[0] == f"> page: {web.display_path(extra)} · [3] · 119 lines  "
     assert (topic / "web" / "notes" / "docs-example-long.md").is_file()
-    events = [e for e in web.read_ledger(topic / "web" / "_ledger.jsonl") if e["command"] == "note"]
+    events = [e for e in read_ledger(topic / "web" / "_ledger.jsonl") if e["command"] == "note"]
     assert [(e["page"], e["n"], e["chars"]) for e in events] == [("docs-example-long.md", 1, len(GOOD_NOTE.strip())),
                                                                   ("by-hand.md", 3, len(GOOD_NOTE.strip()))]
 
@@ -783,7 +783,7 @@ def test_a_note_records_its_run_and_a_page_without_a_title_is_said_to_have_none(
     hook(run, "post", reader_answer(cwd, GOOD_NOTE, page="md/py/web/untitled.md"))
     note = (topic / "web" / "notes" / "untitled.md").read_text(encoding="utf-8")
     assert note.splitlines()[1] == "> title: (none)  "
-    events = web.read_ledger(topic / "web" / "_ledger.jsonl")
+    events = read_ledger(topic / "web" / "_ledger.jsonl")
     run_id = next(e["run"] for e in events if e["command"] == "init")
     assert [e["run"] for e in events if e["command"] == "note"] == [run_id]
 

@@ -8,6 +8,7 @@ import pytest
 from standins import ARTICLE, Reply, article_markdown, captured_reply, page_body
 
 import web
+from conftest import read_ledger
 
 
 def saved_files(md_root, topic="t"):
@@ -68,7 +69,7 @@ def test_topic_saves_with_slugs_paths_and_json_report(run, fire, md_root):
     saved = md_root / "t" / "web" / "example-org-a-b.md"
     assert entry["words"] == web.count_words(web.split_saved(saved.read_text("utf-8"))[1].encode()) > 200
     import hashlib
-    event = next(e for e in web.read_ledger(md_root / "t" / "web" / "_ledger.jsonl")
+    event = next(e for e in read_ledger(md_root / "t" / "web" / "_ledger.jsonl")
                  if e["path"].endswith("/example-org-a-b.md"))
     assert hashlib.sha256(web.split_saved(saved.read_text("utf-8"))[1].encode()).hexdigest() == event["sha256"]
 
@@ -206,7 +207,7 @@ def test_scrape_ledger_records_every_page(run, fire, md_root, tmp_path):
     picks = tmp_path / "picks.json"   # picks come from pages: a bad one is a failed pick, not bad input
     picks.write_text(json.dumps(["https://a.org/1", "https://b.org/2", "javascript:x"]), encoding="utf-8")
     run("scrape", "--from", picks, "--topic", "t")
-    events = web.read_ledger(md_root / "t" / "web" / "_ledger.jsonl")
+    events = read_ledger(md_root / "t" / "web" / "_ledger.jsonl")
     outcomes = {e["url"]: (e["outcome"], e.get("kind")) for e in events}
     assert outcomes == {"https://a.org/1": ("saved", None), "https://b.org/2": ("failed", "timeout"),
                         "javascript:x": ("failed", "invalid-url")}
@@ -273,7 +274,7 @@ def release_when_saved(md_root, count, hold):
         ledger = md_root / "t" / "web" / "_ledger.jsonl"
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline and not hold.is_set():
-            events = web.read_ledger(ledger)
+            events = read_ledger(ledger)
             if sum(1 for e in events if e.get("outcome") == "saved") >= count:
                 break
             time.sleep(0.01)
@@ -331,7 +332,7 @@ def test_once_the_budget_is_met_a_straggler_is_left_unused_not_waited_for(run, f
     assert r.code == 0 and [e["url"] for e in r.json["saved"]] == urls[1:]
     assert r.json["unused"] == ["https://slow.org/x"] and "failed" not in r.json
     assert r.err == ""                                                   # not a failure: nothing on stderr
-    events = web.read_ledger(md_root / "t" / "web" / "_ledger.jsonl")
+    events = read_ledger(md_root / "t" / "web" / "_ledger.jsonl")
     assert [(e["url"], e["reason"]) for e in events if e["outcome"] == "unused"] == [
         (urls[0], "not needed: --limit 3 was met")]
 

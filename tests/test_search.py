@@ -6,6 +6,7 @@ from urllib.parse import parse_qs, urlsplit
 from standins import Reply, captured_http, make_hit
 
 import web
+from conftest import read_ledger
 
 
 def test_search_json_answers_from_a_real_capture(run, searx):
@@ -214,7 +215,7 @@ def test_topic_search_numbers_queries_in_the_topic_and_lists_seen_hits_compactly
     full = run("search", "q2", "--topic", "t", "--json", "--all").json
     assert [(h["url"], h.get("seen"), h.get("n")) for h in full["results"]] == [
         ("https://a.org/1/", True, 1), ("https://c.org/3", True, None), ("https://b.org/2", True, None)]
-    events = web.read_ledger(md_root / "t" / "web" / "_ledger.jsonl")
+    events = read_ledger(md_root / "t" / "web" / "_ledger.jsonl")
     searches = [e for e in events if e["command"] == "search"]
     assert [(e["q"], e["query"], e["round"], e["hits"], e["new"]) for e in searches] == [
         (1, "q", 1, 2, 2), (2, "q2", 2, 3, 1), (3, "q2", 2, 3, 0)]   # no scrape between: the same round
