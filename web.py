@@ -1727,7 +1727,8 @@ CREATE TABLE events (seq INTEGER PRIMARY KEY, run TEXT, command TEXT, page TEXT,
                      day TEXT, body TEXT);
 CREATE INDEX events_by_run ON events(run);
 CREATE INDEX events_by_session ON events(session);
-CREATE INDEX events_by_command ON events(command, page);
+CREATE INDEX events_by_command ON events(command);
+CREATE INDEX events_by_page ON events(page);
 CREATE INDEX events_by_key ON events(key);
 CREATE TABLE hits (key TEXT PRIMARY KEY, query TEXT, published TEXT, title TEXT, prefer INTEGER);
 CREATE TABLE pages (name TEXT PRIMARY KEY, base TEXT, key TEXT, sha256 TEXT, url TEXT, title TEXT, words, chars,
@@ -1746,8 +1747,8 @@ CREATE TABLE meta (name TEXT PRIMARY KEY, value);
 
 
 def index_db(web_dir, name, schema, tables):
-    """A sqlite connection to web/.index/<name> (its folder ignored by git), made anew when its schema is older;
-    in memory when the folder cannot be written."""
+    """A sqlite connection to web/.index/<name> (its folder ignored by git), made anew when it is of another schema
+    or no database at all; in memory when the folder cannot be written."""
     import sqlite3
     folder = os.path.join(web_dir, ".index")
     if not os.path.isdir(web_dir):   # nothing is made where the topic has no web/ yet
@@ -1773,16 +1774,20 @@ def open_index(path, schema, tables):
     opening a new index at once make them once) when they are of another."""
     import sqlite3
     db = sqlite3.connect(path, timeout=60, isolation_level=None)   # transactions are begun where they write
-    db.execute("PRAGMA synchronous = NORMAL")   # a cache: a commit need not wait for the disk
-    if db.execute("PRAGMA user_version").fetchone()[0] != schema:
-        with db:
-            db.execute("BEGIN IMMEDIATE")
-            if db.execute("PRAGMA user_version").fetchone()[0] != schema:
-                for name, in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall():
-                    db.execute(f"DROP TABLE {name}")
-                for statement in filter(str.strip, tables.split(";")):
-                    db.execute(statement)
-                db.execute(f"PRAGMA user_version = {schema}")
+    try:
+        db.execute("PRAGMA synchronous = NORMAL")   # a cache: a commit need not wait for the disk
+        if db.execute("PRAGMA user_version").fetchone()[0] != schema:
+            with db:
+                db.execute("BEGIN IMMEDIATE")
+                if db.execute("PRAGMA user_version").fetchone()[0] != schema:
+                    for name, in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall():
+                        db.execute(f"DROP TABLE {name}")
+                    for statement in filter(str.strip, tables.split(";")):
+                        db.execute(statement)
+                    db.execute(f"PRAGMA user_version = {schema}")
+    except sqlite3.Error:
+        db.close()   # so that the file can be removed, on Windows too
+        raise
     return db
 
 
