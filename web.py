@@ -1567,14 +1567,14 @@ class TopicStore:
                     os.unlink(replace)
             except OSError as err:
                 raise writable_error(path, err)
-            self.saved_here(path, replace if twin and twin == replace else None)
+            self.saved_here(path, url, sha, replace if twin and twin == replace else None)
             return "saved", None, path, sha, size
 
-    def saved_here(self, path, removed):
-        """What this save changed in web/, without listing it again (under the lock, nobody else saves); its facts
-        are kept at once, before its ledger event says them."""
+    def saved_here(self, path, url, sha, removed):
+        """What this save changed in web/, without listing it again (under the lock, nobody else saves): its URL and
+        sha256 are kept at once, its other facts come with its ledger event (or are read from it, if none comes)."""
         self._listed = (self._listed - {os.path.basename(removed or "")}) | {os.path.basename(path)}
-        self.ledger.add_files(self.web_dir, {os.path.basename(path)})
+        self.ledger.add_saved(os.path.basename(path), url, sha)
         self._whole, self._pages, self._folder = None, None, file_stamp(self.web_dir)
 
     def facts_of(self, path):
@@ -2058,6 +2058,11 @@ class LedgerIndex:
             found += self.db.execute(f"SELECT name, {column} FROM pages WHERE {column} IN "
                                      f"({','.join('?' * len(chunk))})", chunk)
         return found
+
+    def add_saved(self, name, url, sha):
+        """A page file just saved: its URL and sha256 until its ledger event says all; its stamp, "", is no file's."""
+        self.writing(lambda: self.db.execute("INSERT OR REPLACE INTO pages VALUES (?, ?, ?, ?, ?, NULL, NULL, NULL, '', '')",
+                                             (name, page_base(name), url_key(url), sha, url)))
 
     def add_files(self, web_dir, names):
         """Keep the facts of page files (`names`) the ledger saved none of, read from the files once (again when

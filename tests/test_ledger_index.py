@@ -242,3 +242,12 @@ def test_a_version_a_refresh_saves_is_known_from_the_ledger_as_the_file_says_it(
         {k: on_disk[k] for k in ("words", "chars", "title", "flags")}
     os.unlink(md_root / "s" / "web" / ".index" / "ledger.sqlite")   # anew from the ledger: the file is not read
     assert web.LedgerIndex(str(md_root / "s" / "web")).page_facts([version.name]) == {version.name: on_disk}
+
+
+def test_a_page_saved_without_its_ledger_event_is_known_at_once_and_read_whole_later(md_root):
+    cfg = web.Config({"WEB_MD_ROOT": str(md_root), "WEBTOOLS_HOST": "127.0.0.1"})
+    store, url = web.TopicStore(cfg, "t"), "https://a.org/x"
+    header = web.render_header(url, "q", "2026-12-01", "r")
+    path = store.save(url, header, b"Forty reef surveys.\n", False)[2]
+    assert store.save("https://www.a.org/x/", header, b"other\n", False)[:2] == ("skipped", "already saved")
+    assert web.TopicStore(cfg, "t").pages()[os.path.basename(path)] == web.read_page_facts(path)   # no event came
