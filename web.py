@@ -4718,13 +4718,34 @@ def render_manifest(topic, facts):
 
 
 SYNTHESES_HEADING = "\n\n## Syntheses\n"   # the generated block's last section, as render_syntheses opens it
+SYNTHESES_INTRO = "Each run writes its own; the newest first, the latest of each goal in bold."
 
 
 def render_syntheses(syntheses, refreshed):
     """The manifest's last section: every synthesis, newest first, and the latest refresh."""
-    out = ["", "## Syntheses", "", "Each run writes its own; the newest first, the latest of each goal in bold.", ""]
+    out = ["", "## Syntheses", "", SYNTHESES_INTRO, ""]
     out += [synthesis_line(e) for e in synthesis_rows(syntheses)] or ["- none yet"]
     return out + (["", render_refreshed(refreshed)] if refreshed else [])
+
+
+def syntheses_updated(lines, entry, files):
+    """The Syntheses section's `lines` with the line of `entry` (synthesis_status) made current: replaced where it
+    is; for the topic's newest synthesis, not listed yet, put first, its goal's earlier latest no longer in bold.
+    None otherwise: the section is made again."""
+    name, goal = entry["file"], entry["goal"]
+    mine = synthesis_line(dict(entry, latest={f[1]: f[0] for f in files}.get(goal) == name))
+    target = link(name, "../" + name)
+    at = [i for i, line in enumerate(lines) if line.startswith((f"- {target} — ", f"- **{target}** (latest) — "))]
+    if len(at) == 1:
+        return lines[:at[0]] + [mine] + lines[at[0] + 1:]
+    if at or files[-1][0] != name or SYNTHESES_INTRO not in lines:
+        return None
+    first = lines.index(SYNTHESES_INTRO) + 2
+    before = [f[0] for f in files[:-1] if f[1] == goal]
+    bold = f"- **{link(before[-1], '../' + before[-1])}** (latest) — " if before else None
+    lines = [f"- {line[4:].replace('** (latest) — ', ' — ', 1)}" if bold and line.startswith(bold) else line
+             for line in lines]
+    return lines[:first] + [mine] + lines[first + (lines[first] == "- none yet"):]
 
 
 def synthesis_line(entry):
@@ -4894,17 +4915,13 @@ def refresh_manifest(topic_dir, name):
     store = TopicStore(cfg, topic)
     files = synthesis_files(store.topic_dir, store.events("command = 'init'"))
     mine = synthesis_status(store.topic_dir, store.checks([name]), [f for f in files if f[0] == name])
-    latest = {f[1]: f[0] for f in files}   # each goal's newest
 
     def updated(block):   # the block without its end marker, as write_manifest gives it
         head, found, section = block.partition(SYNTHESES_HEADING)
-        target = link(name, "../" + name)
-        lines = section.split("\n")
-        at = [i for i, line in enumerate(lines) if line.startswith((f"- {target} — ", f"- **{target}** (latest) — "))]
         if not found:
             return render_manifest(topic, manifest_facts(store))[:-len(MANIFEST_END)]
-        if mine and len(at) == 1:
-            lines[at[0]] = synthesis_line(dict(mine[0], latest=latest.get(mine[0]["goal"]) == name))
+        lines = syntheses_updated(section.split("\n"), mine[0], files) if mine else None
+        if lines is not None:
             return head + found + "\n".join(lines)
         syntheses = synthesis_status(store.topic_dir, store.ledger.latest_checks(), files)
         return head + "\n" + "\n".join(render_syntheses(syntheses, refresh_facts(

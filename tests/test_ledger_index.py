@@ -228,6 +228,13 @@ def test_cite_check_rewrites_the_manifests_syntheses_as_manifest_would_and_nothi
         fresh = (web_dir / "_manifest.md").read_text("utf-8")
         assert fresh.split("\n\n## Syntheses\n")[1] == after.split("\n\n## Syntheses\n")[1]
         before = fresh
+    later = md_root / "t" / run("init", "reefs", "--topic", "t", "--json").json["synthesis"].rsplit("/", 1)[1]
+    later.write_text(synthesis.read_text("utf-8"), "utf-8")   # the goal's next synthesis: first, and in bold
+    run("cite-check", later)
+    after = (web_dir / "_manifest.md").read_text("utf-8").split("\n\n## Syntheses\n")[1]
+    assert after.count("(latest)") == 1 and f"**[{later.name}]" in after
+    run("manifest", "--topic", "t")
+    assert (web_dir / "_manifest.md").read_text("utf-8").split("\n\n## Syntheses\n")[1] == after
 
 
 def test_a_version_a_refresh_saves_is_known_from_the_ledger_as_the_file_says_it(run, fire, md_root):
