@@ -1890,8 +1890,8 @@ class LedgerIndex:
             self.db.executemany("INSERT INTO hits VALUES (?, ?, ?, ?, ?) ON CONFLICT(key) DO UPDATE SET "
                                 "title = coalesce(title, excluded.title), prefer = max(prefer, excluded.prefer)",
                                 [(url_key(text_field(h, "url") or ""), text_field(event, "query"),
-                                  text_field(h, "published"), text_field(h, "title") or None, int(bool(h.get("prefer"))))
-                                 for h in event.get("results") or [] if isinstance(h, dict)])
+                                  text_field(h, "published"), text_field(h, "title") or None,
+                                  int(bool(h.get("prefer")))) for h in event.get("results") or [] if isinstance(h, dict)])
         elif command == "scrape":
             self.add_scrape(event, path)
         elif command == "refresh" and event.get("outcome") == "changed" and path and "chars" in event:
@@ -1993,8 +1993,8 @@ class LedgerIndex:
         self.sync()
         found = {}
         for chunk in chunked(list(keys)):
-            for key, query, published, title in self.db.execute(
-                    f"SELECT key, query, published, title FROM hits WHERE key IN ({','.join('?' * len(chunk))})", chunk):
+            for key, query, published, title in self.db.execute(f"SELECT key, query, published, title FROM hits WHERE "
+                                                                f"key IN ({','.join('?' * len(chunk))})", chunk):
                 found[key] = dict({"query": query, "published": published}, **({"title": title} if title else {}))
         return found
 
@@ -2030,7 +2030,8 @@ class LedgerIndex:
         if kept:
             return json.loads(kept[0])
         facts = run_facts(self.events("run IS ?", run))
-        self.writing(lambda: self.db.execute("INSERT OR REPLACE INTO past_runs VALUES (?, ?)", (run, json.dumps(facts))))
+        self.writing(lambda: self.db.execute("INSERT OR REPLACE INTO past_runs VALUES (?, ?)",
+                                             (run, json.dumps(facts))))
         return facts
 
     def preferred(self):
@@ -2051,7 +2052,6 @@ class LedgerIndex:
 
     def names_of(self, column, values):
         """[(page file name, value)] of the pages whose `column` (key or sha256) is one of `values`."""
-        assert column in ("key", "sha256")
         self.sync()
         found = []
         for chunk in chunked(list(values)):
@@ -2061,8 +2061,8 @@ class LedgerIndex:
 
     def add_saved(self, name, url, sha):
         """A page file just saved: its URL and sha256 until its ledger event says all; its stamp, "", is no file's."""
-        self.writing(lambda: self.db.execute("INSERT OR REPLACE INTO pages VALUES (?, ?, ?, ?, ?, NULL, NULL, NULL, '', '')",
-                                             (name, page_base(name), url_key(url), sha, url)))
+        self.writing(lambda: self.db.execute("INSERT OR REPLACE INTO pages VALUES (?, ?, ?, ?, ?, NULL, NULL, NULL, '', "
+                                             "'')", (name, page_base(name), url_key(url), sha, url)))
 
     def add_files(self, web_dir, names):
         """Keep the facts of page files (`names`) the ledger saved none of, read from the files once (again when
@@ -2077,8 +2077,8 @@ class LedgerIndex:
         rows = [(name, page_base(name), f["key"], f["sha256"], f["url"], f["title"], f["words"], f["chars"],
                  ",".join(f["flags"]), stamps[name]) for name, f in read.items() if f]
         if rows:
-            self.writing(lambda: self.db.executemany("INSERT OR REPLACE INTO pages VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                                                     rows))
+            self.writing(lambda: self.db.executemany("INSERT OR REPLACE INTO pages VALUES "
+                                                     "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows))
 
     def numbers(self, bases=None):
         """{first version's name: citation number} of the pages the ledger saved (renumber's order), or of
@@ -2544,7 +2544,7 @@ def scrape_to_file(args, cfg, candidate, path):
         return single_failure(args, candidate, err, started)
     chunks, _, _ = encode_page(header, body)
     write_file(path, *chunks)
-    entry = saved_entry(candidate["url"], path, title, words, flags, char_count(body))
+    entry = saved_entry(candidate["url"], path, title, words, flags, saved_chars(body))
     report = scrape_report(EXIT_OK, saved=[entry], elapsed_ms=elapsed_ms(started))
     write_out(json_text(report) if args.json else render_scrape(report))
     return EXIT_OK
@@ -2758,9 +2758,9 @@ class ScrapeBatch:
         self.twins[sha] = (pick, candidate, path)
         name = os.path.basename(path)
         version = {"version": page_version(name)} if page_version(name) > 1 else {}
-        self.saved.append(dict(saved_entry(candidate["url"], path, title, words, flags, char_count(body),
+        self.saved.append(dict(saved_entry(candidate["url"], path, title, words, flags, saved_chars(body),
                                            version.get("version")), pick=pick))
-        self.record(pick, candidate, "saved", path=shown, sha256=sha, words=words, chars=char_count(body), flags=flags,
+        self.record(pick, candidate, "saved", path=shown, sha256=sha, words=words, chars=saved_chars(body), flags=flags,
                     title=title, **version, **({"over_budget": True} if self.past_budget(page_base(name)) else {}))
 
     def past_budget(self, name):
@@ -4107,6 +4107,11 @@ def char_count(data):
     return len(data.translate(None, CONTINUATION_BYTES))
 
 
+def saved_chars(body):
+    """Characters of a page's body as its file holds it (encode_page ends it with a newline): read_page_facts' count."""
+    return char_count(body) + (not body.endswith(b"\n"))
+
+
 def unfenced(answer):
     """A reader's answer without a code fence around all of it; one whose first fence closes early or never is kept."""
     lines = answer.strip().split("\n")
@@ -4602,7 +4607,8 @@ def manifest_facts(store):
     scrapes = store.ledger.scrapes(keys)
     latest = {url_key(e.get("url") or ""): e for e in scrapes}   # each URL's latest
     current = [os.path.basename(p) for p in store.refresh()[0].values()]
-    saved = saved_rows(store, store.numbers(current), reader_flags(store.events("command = 'note'")), store.ledger.gone())
+    saved = saved_rows(store, store.numbers(current), reader_flags(store.events("command = 'note'")),
+                       store.ledger.gone())
     by_key = {url_key(s["url"] or ""): s for s in saved}
     failures = [e for key, e in latest.items() if e.get("outcome") == "failed" and key not in by_key]
     picks = sorted(n for n in os.listdir(store.web_dir) if n.startswith("_picks-") and n.endswith(".json") and
@@ -4752,7 +4758,8 @@ def synthesis_line(entry):
     """`- **[x-synthesis.md](../x-synthesis.md)** (latest) — run 3, 2026-12-01 · passed cite-check on 2026-12-01`."""
     run = f"run {entry['index']}, " if entry.get("index") else ""
     title = link(entry["file"], "../" + entry["file"])
-    return f"- {f'**{title}** (latest)' if entry['latest'] else title} — {run}{entry['date']} · {synthesis_said(entry)}"
+    title = f"**{title}** (latest)" if entry["latest"] else title
+    return f"- {title} — {run}{entry['date']} · {synthesis_said(entry)}"
 
 
 def note_cell(saved):

@@ -258,3 +258,14 @@ def test_a_page_saved_without_its_ledger_event_is_known_at_once_and_read_whole_l
     path = store.save(url, header, b"Forty reef surveys.\n", False)[2]
     assert store.save("https://www.a.org/x/", header, b"other\n", False)[:2] == ("skipped", "already saved")
     assert web.TopicStore(cfg, "t").pages()[os.path.basename(path)] == web.read_page_facts(path)   # no event came
+
+
+def test_what_a_scrape_records_of_a_page_is_what_its_file_says(run, searx, fire, md_root):
+    grown_topic(run, searx, fire, md_root)
+    web_dir = md_root / "t" / "web"
+    saved = [e for e in read_ledger(web_dir / "_ledger.jsonl") if e.get("outcome") == "saved"]
+    assert len(saved) == 6
+    for event in saved:   # the stand-in's pages end without a newline: the file's body ends with one
+        facts = web.read_page_facts(str(web_dir / os.path.basename(event["path"])))
+        assert {k: event[k] for k in ("sha256", "words", "chars", "flags")} == \
+            {k: facts[k] for k in ("sha256", "words", "chars", "flags")}
