@@ -1724,7 +1724,7 @@ LEDGER_SCHEMA = 1
 LEDGER_CHECK_BYTES = 4096   # the ledger's first and last bytes indexed, compared to see it was only appended to
 LEDGER_TABLES = """
 CREATE TABLE events (seq INTEGER PRIMARY KEY, run TEXT, command TEXT, page TEXT, key TEXT, batch TEXT, session TEXT,
-                     day TEXT, body TEXT);
+                     day TEXT, goal TEXT, body TEXT);
 CREATE INDEX events_by_run ON events(run);
 CREATE INDEX events_by_session ON events(session);
 CREATE INDEX events_by_command ON events(command);
@@ -1875,13 +1875,13 @@ class LedgerIndex:
         if not isinstance(event, dict):
             return
         path, command, url = (text_field(event, k) for k in ("path", "command", "url"))
-        page = os.path.basename(path) if path else \
-            text_field(event, "file") or text_field(event, "page") or text_field(event, "corpus")
-        self.db.execute("INSERT INTO events (run, command, page, key, batch, session, day, body) "
-                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        page = os.path.basename(path) if path else text_field(event, "file") or text_field(event, "page") or \
+            text_field(event, "corpus") or text_field(event, "synthesis")   # an init's
+        self.db.execute("INSERT INTO events (run, command, page, key, batch, session, day, goal, body) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                         (text_field(event, "run"), command, page, url_key(url) if url else None,
                          text_field(event, "batch"), text_field(event, "session"), str(event.get("time", ""))[:10],
-                         line.decode("utf-8")))
+                         text_field(event, "goal"), line.decode("utf-8")))
         self.db.execute("DELETE FROM past_runs WHERE run = ?", (text_field(event, "run"),))   # its facts change
         if command == "search":
             self.db.executemany("INSERT INTO drops VALUES (?, ?, ?)", [
@@ -1945,6 +1945,14 @@ class LedgerIndex:
         self.sync()
         return [json.loads(body) for body, in
                 self.db.execute(f"SELECT body FROM events WHERE {where} ORDER BY seq", values)]
+
+    def inits(self):
+        """The init events, as much of each as synthesis_files, topic_held and synthesis_name read: "run",
+        "synthesis", "goal", "time" (its day), from the index's columns (no line parsed)."""
+        self.sync()
+        return [{"command": "init", "run": run, "synthesis": synthesis, "goal": goal, "time": day}
+                for run, synthesis, goal, day in self.db.execute("SELECT run, page, goal, day FROM events WHERE "
+                                                                 "command = 'init' ORDER BY seq")]
 
     def run_events(self):
         """The latest run's events, its init first (without a run, the searches and scrapes made by hand): what
@@ -2898,7 +2906,7 @@ def cmd_refresh(args, cfg):
 def refresh_targets(store, every):
     """(synthesis, [(n, url, current path, (quotes, numbers), cited path)]) of the pages the latest synthesis cites
     (`every`: all): what it takes from each, and the newest version it cites, which the live page is compared with."""
-    files = synthesis_files(store.topic_dir, store.events("command = 'init'"))
+    files = synthesis_files(store.topic_dir, store.ledger.inits())
     synthesis = os.path.join(store.topic_dir, files[-1][0]) if files else None
     if synthesis is None and not every:
         raise usage_error(f"topic {store.topic!r} has no synthesis whose pages could be refreshed",
@@ -3245,7 +3253,7 @@ def cmd_init(args, cfg):
             options[name] = [check_domain(d, "--" + name.replace("_", "-")) for d in given]
     check_new_topic(cfg, args.topic, args.new_topic)
     store = TopicStore(cfg, args.topic)
-    inits = store.events("command = 'init'")
+    inits = store.ledger.inits()
     run, held = new_run_id(store.ledger.runs()), topic_held(store, inits)
     synthesis = synthesis_name(goal, store.topic_dir, inits)
     earlier, count = earlier_syntheses(store, synthesis_files(store.topic_dir, inits), text_slug(goal))
@@ -4386,7 +4394,7 @@ def status_facts(store):
     if facts is None:
         raise usage_error(f"no /research run in topic {store.topic!r}",
                           f'start one: python3 web.py init "goal" --topic {store.topic}')
-    files = synthesis_files(store.topic_dir, store.events("command = 'init'"))
+    files = synthesis_files(store.topic_dir, store.ledger.inits())
     path = os.path.join(store.topic_dir, facts["synthesis"])
     mine = (synthesis_status(store.topic_dir, store.checks([facts["synthesis"]]),
                              [f for f in files if f[0] == facts["synthesis"]]) or [{"status": "unwritten"}])[0]
@@ -4920,7 +4928,7 @@ def refresh_manifest(topic_dir, name):
         return
     topic = os.path.relpath(real, root).replace(os.sep, "/")
     store = TopicStore(cfg, topic)
-    files = synthesis_files(store.topic_dir, store.events("command = 'init'"))
+    files = synthesis_files(store.topic_dir, store.ledger.inits())
     mine = synthesis_status(store.topic_dir, store.checks([name]), [f for f in files if f[0] == name])
 
     def updated(block):   # the block without its end marker, as write_manifest gives it
@@ -6790,7 +6798,7 @@ def kept_file_problem(path, name, web_dir, ledger):
                 f"{display_path(os.path.join(web_dir, facts['picks']))}")
     if name.endswith(("-audit.md", "-evidence.md")):
         return f"{shown} is written by web.py (the citation-auditor's answer, or cite-check --table)"
-    owner = next((i for i, e in enumerate(ledger.events("command = 'init'"), 1) if e.get("synthesis") == name), None)
+    owner = next((i for i, e in enumerate(ledger.inits(), 1) if e.get("synthesis") == name), None)
     if name.endswith("-synthesis.md") and owner and facts and owner != facts["index"]:
         mine = display_path(os.path.join(folder, facts["synthesis"]))
         return f"{shown} is run {owner}'s synthesis and is kept as it was: this run writes {mine}"

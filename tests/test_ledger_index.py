@@ -121,6 +121,8 @@ def check_answers_as_a_whole_read(web_dir, files=()):
         {web.url_key(e["url"]): e for e in events if e.get("command") == "scrape"}
     assert index.run_facts() == web.run_facts(events)
     assert index.count("init") == sum(1 for e in events if e.get("command") == "init")
+    assert index.inits() == [dict({k: e.get(k) for k in ("command", "run", "synthesis", "goal")},
+                                  time=str(e.get("time", ""))[:10]) for e in events if e.get("command") == "init"]
     return index
 
 
