@@ -1885,8 +1885,8 @@ class LedgerIndex:
         self.db.execute("DELETE FROM past_runs WHERE run = ?", (text_field(event, "run"),))   # its facts change
         if command == "search":
             self.db.executemany("INSERT INTO drops VALUES (?, ?, ?)", [
-                (text_field(event, "run"), text_field(d, "url"), d["reason"]) for d in event.get("dropped") or []
-                if isinstance(d, dict) and str(d.get("reason")).startswith(SCOPE_DROPS)])
+                (text_field(event, "run"), text_field(d, "url"), text_field(d, "reason"))
+                for d in event.get("dropped") or [] if isinstance(d, dict) and str(d.get("reason")).startswith(SCOPE_DROPS)])
             self.db.executemany("INSERT INTO hits VALUES (?, ?, ?, ?, ?) ON CONFLICT(key) DO UPDATE SET "
                                 "title = coalesce(title, excluded.title), prefer = max(prefer, excluded.prefer)",
                                 [(url_key(text_field(h, "url") or ""), text_field(event, "query"),
