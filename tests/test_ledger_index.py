@@ -198,6 +198,8 @@ def test_a_missing_broken_or_unwritable_index_changes_no_answer(run, searx, fire
     assert again() == answers
     index.write_bytes(b"not a database at all\n" * 100)   # broken: made again
     assert again() == answers and index.read_bytes().startswith(b"SQLite format 3")
+    index.write_bytes(index.read_bytes()[:4096] + b"\7" * (len(index.read_bytes()) - 4096))   # a power cut mid-commit
+    assert again() == answers and web.LedgerIndex(str(index.parent.parent)).count("init") == 2
     index.unlink()
     index.mkdir()   # a folder where the file should be: it cannot be opened, the index is made in memory
     assert again() == answers and index.is_dir()
