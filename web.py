@@ -1479,7 +1479,6 @@ class TopicStore:
     def __init__(self, cfg, topic):
         self.topic = topic
         self.topic_dir, self.web_dir = topic_dirs(cfg, topic)
-        self.ledger_path = os.path.join(self.web_dir, "_ledger.jsonl")
         self._listed, self._whole, self._pages = None, None, None   # the page files on disk; (url key -> path,
         #                                                              sha256 -> path) of all; their facts
         self._folder = None   # web/'s mtime when it was listed: an unchanged folder holds the same files
@@ -1608,20 +1607,6 @@ class TopicStore:
 
     def append(self, events, number_queries=False):
         append_events(self.web_dir, events, (lambda: self.ledger.count("search")) if number_queries else None)
-
-    def events(self, where="1", *values):
-        """The ledger's events (LedgerIndex.events): all of them, or those whose index row meets `where`."""
-        return self.ledger.events(where, *values)
-
-    def checks(self, names):
-        """The cite-check and audit events of these synthesis files."""
-        names = list(names)
-        return self.events(f"command IN ('cite-check', 'audit') AND page IN ({','.join('?' * len(names))})", *names)
-
-    def latest_refresh(self):
-        """The events of the latest refresh."""
-        return self.events("command = 'refresh' AND batch IS (SELECT batch FROM events WHERE command = 'refresh' "
-                           "ORDER BY seq DESC LIMIT 1)")
 
 
 def citation_numbers(ledger, list_files, names=None):
@@ -1893,14 +1878,7 @@ class LedgerIndex:
                          text_field(event, "goal"), line.decode("utf-8")))
         self.db.execute("DELETE FROM past_runs WHERE run = ?", (text_field(event, "run"),))   # its facts change
         if command == "search":
-            self.db.executemany("INSERT INTO drops VALUES (?, ?, ?)", [
-                (text_field(event, "run"), text_field(d, "url"), text_field(d, "reason"))
-                for d in event.get("dropped") or [] if isinstance(d, dict) and str(d.get("reason")).startswith(SCOPE_DROPS)])
-            self.db.executemany("INSERT INTO hits VALUES (?, ?, ?, ?, ?) ON CONFLICT(key) DO UPDATE SET "
-                                "title = coalesce(title, excluded.title), prefer = max(prefer, excluded.prefer)",
-                                [(url_key(text_field(h, "url") or ""), text_field(event, "query"),
-                                  text_field(h, "published"), text_field(h, "title") or None,
-                                  int(bool(h.get("prefer")))) for h in event.get("results") or [] if isinstance(h, dict)])
+            self.add_search(event)
         elif command == "scrape":
             self.add_scrape(event, path)
         elif command == "refresh" and event.get("outcome") == "changed" and path and "chars" in event:
@@ -1911,6 +1889,19 @@ class LedgerIndex:
                 self.db.execute("INSERT OR REPLACE INTO gone VALUES (?, ?)", (base, str(event.get("time", "?"))[:10]))
             else:
                 self.db.execute("DELETE FROM gone WHERE base = ?", (base,))
+
+    def add_search(self, event):
+        """A search's hits (the first query, day and title each URL had; preferred by the policy) and scope drops."""
+        drops = [d for d in event.get("dropped") or [] if isinstance(d, dict)]
+        self.db.executemany("INSERT INTO drops VALUES (?, ?, ?)", [
+            (text_field(event, "run"), text_field(d, "url"), text_field(d, "reason"))
+            for d in drops if str(d.get("reason")).startswith(SCOPE_DROPS)])
+        hits = [h for h in event.get("results") or [] if isinstance(h, dict)]
+        self.db.executemany("INSERT INTO hits VALUES (?, ?, ?, ?, ?) ON CONFLICT(key) DO UPDATE SET "
+                            "title = coalesce(title, excluded.title), prefer = max(prefer, excluded.prefer)",
+                            [(url_key(text_field(h, "url") or ""), text_field(event, "query"),
+                              text_field(h, "published"), text_field(h, "title") or None, int(bool(h.get("prefer"))))
+                             for h in hits])
 
     def renumber(self):
         """The citation order, made again once asked after scrapes were indexed: scrape calls in ledger order, picks
@@ -1962,6 +1953,16 @@ class LedgerIndex:
         return [{"command": "init", "run": run, "synthesis": synthesis, "goal": goal, "time": day}
                 for run, synthesis, goal, day in self.db.execute("SELECT run, page, goal, day FROM events WHERE "
                                                                  "command = 'init' ORDER BY seq")]
+
+    def checks(self, names):
+        """The cite-check and audit events of these synthesis files."""
+        names = list(names)
+        return self.events(f"command IN ('cite-check', 'audit') AND page IN ({','.join('?' * len(names))})", *names)
+
+    def latest_refresh(self):
+        """The events of the latest refresh."""
+        return self.events("command = 'refresh' AND batch IS (SELECT batch FROM events WHERE command = 'refresh' "
+                           "ORDER BY seq DESC LIMIT 1)")
 
     def run_events(self):
         """The latest run's events, its init first (without a run, the searches and scrapes made by hand): what
@@ -2078,8 +2079,9 @@ class LedgerIndex:
 
     def add_saved(self, name, url, sha):
         """A page file just saved: its URL and sha256 until its ledger event says all; its stamp, "", is no file's."""
-        self.writing(lambda: self.db.execute("INSERT OR REPLACE INTO pages VALUES (?, ?, ?, ?, ?, NULL, NULL, NULL, '', "
-                                             "'')", (name, page_base(name), url_key(url), sha, url)))
+        row = (name, page_base(name), url_key(url), sha, url)
+        self.writing(lambda: self.db.execute("INSERT OR REPLACE INTO pages VALUES (?, ?, ?, ?, ?, NULL, NULL, NULL, "
+                                             "'', '')", row))
 
     def add_files(self, web_dir, names):
         """Keep the facts of page files (`names`) the ledger saved none of, read from the files once (again when
@@ -3000,8 +3002,8 @@ class RefreshBatch:
             result = future.result()
             final = result["metadata"].get("url") or result["metadata"].get("sourceURL")
             fields = read_header(path)
-            header, body, _, _, _ = prepare_page(result, url, fields.get("query"), fields.get("relevance"),
-                                                 fields.get("published"))
+            header, body, title, words, flags = prepare_page(result, url, fields.get("query"), fields.get("relevance"),
+                                                             fields.get("published"))
         except PageFailure as err:
             if err.kind == "blocked" or err.code in GONE_CODES:
                 return self.record(target, "gone", kind=err.kind, error=err.error, lost=claim)
@@ -3021,7 +3023,7 @@ class RefreshBatch:
             return self.record(target, "changed", sha256=sha, lost=lost)
         outcome, reason, saved, sha, _ = self.store.save(url, header, body, True)
         if outcome == "saved":   # the new version's facts, as a scrape records a page's
-            facts = {k: v for k, v in read_page_facts(saved).items() if k in ("words", "chars", "title", "flags")}
+            facts = {"words": words, "chars": saved_chars(body), "title": title, "flags": flags}
             return self.record(target, "changed", new=saved, sha256=sha, lost=lost, facts=facts)
         if reason == "duplicate":   # its text is now another saved page's
             return self.record(target, "changed", same_as=display_path(saved), sha256=sha, lost=lost)
@@ -3428,7 +3430,7 @@ def text_parts(words, headings):
 
 def corpus_facts(store):
     """[{"label", "path", "words", "parts", "notes" (parts with a note)}] of the corpus files; writes the index only."""
-    labels = corpus_labels(store.events("command = 'corpus'"), corpus_files(store.topic_dir),
+    labels = corpus_labels(store.ledger.events("command = 'corpus'"), corpus_files(store.topic_dir),
                            lambda n: file_sha256(os.path.join(store.topic_dir, n)))[0]
     index = LibraryIndex(store)
     index.update({name: os.path.join(store.topic_dir, name) for name in labels})
@@ -3514,7 +3516,7 @@ class LibraryIndex:
 
     def update(self, files, prune=False):
         """Index the files ({rel: path}) new or changed since; `prune`: forget all others (gone, or old versions)."""
-        stamps = {rel: "{0.st_mtime_ns}:{0.st_size}".format(os.stat(path)) for rel, path in files.items()}
+        stamps = {rel: file_stamp(path) for rel, path in files.items()}
         if self.changes(stamps, prune) == ([], []):
             return
         try:
@@ -4231,6 +4233,7 @@ def note_state(path, chars, noted=None):
 def note_facts(store, names, numbers, events=()):
     """{"done": [n], "need": [{"n", "path", "words"}], "flagged": [{"n", "note", "lines"}]} of long pages `names`."""
     done, need, flagged, flags = [], [], [], reader_flags(events)
+    known = store.ledger.page_facts(names)   # as saved: a long page is not read to be measured
     for name in names:
         path = os.path.join(store.web_dir, name)
         if not os.path.isfile(path):   # deleted since: no reader to send, no flag to show
@@ -4238,7 +4241,7 @@ def note_facts(store, names, numbers, events=()):
         if name in flags:
             flagged.append({"n": numbers.get(name), "note": display_path(note_path(path)),
                             "lines": [list(r) for r in flags[name]]})
-        facts = read_page_facts(path)
+        facts = known[name] if known.get(name, {}).get("chars") is not None else read_page_facts(path)
         state = note_state(path, facts["chars"])
         if state == "done":
             done.append(numbers.get(name))
@@ -4405,7 +4408,7 @@ def status_facts(store):
                           f'start one: python3 web.py init "goal" --topic {store.topic}')
     files = synthesis_files(store.topic_dir, store.ledger.inits())
     path = os.path.join(store.topic_dir, facts["synthesis"])
-    mine = (synthesis_status(store.topic_dir, store.checks([facts["synthesis"]]),
+    mine = (synthesis_status(store.topic_dir, store.ledger.checks([facts["synthesis"]]),
                              [f for f in files if f[0] == facts["synthesis"]]) or [{"status": "unwritten"}])[0]
     earlier, count = earlier_syntheses(store, files, text_slug(facts["goal"] or ""), facts["synthesis"])
     synthesis = dict({k: mine.get(k) for k in ("status", "errors", "checked", "audit")}, path=display_path(path))
@@ -4413,8 +4416,8 @@ def status_facts(store):
         slices = len(audit_slices(cite_check(path)))
         synthesis["slices"] = slices if slices > 1 else None
     pages = current_versions(store.web_dir, facts["saved"] + facts["reused"])   # a changed long page needs a reader
-    notes = note_facts(store, pages, store.numbers(pages), store.events("command = 'note'"))
-    options, refreshed = facts["options"], refresh_facts(store.latest_refresh(), files[-1][0] if files else None)
+    notes = note_facts(store, pages, store.numbers(pages), store.ledger.events("command = 'note'"))
+    options, refreshed = facts["options"], refresh_facts(store.ledger.latest_refresh(), files[-1][0] if files else None)
     corpus = corpus_facts(store) if options.get("with_corpus") else None
     answer = {"schema": SCHEMAS["status"], "ok": True, "run": facts["run"], "goal": facts["goal"],
               "round": facts["round"], "rounds": options.get("max_rounds"), "scraped": facts["scraped"],
@@ -4538,7 +4541,7 @@ def earlier_syntheses(store, files, goal, mine=None):
     """(the newest synthesis of this goal slug but `mine`, as status shows it, or None; how many there are), of the
     topic's synthesis_files."""
     topic_dir, files = store.topic_dir, [f for f in files if f[1] == goal and f[0] != mine]
-    for entry in synthesis_status(topic_dir, store.checks(f[0] for f in files[-1:]), files[-1:]):
+    for entry in synthesis_status(topic_dir, store.ledger.checks(f[0] for f in files[-1:]), files[-1:]):
         entry = dict(entry, path=display_path(os.path.join(topic_dir, entry["file"])))
         audit = os.path.join(topic_dir, audit_path(entry["file"]))
         if entry.get("audit") and os.path.isfile(audit):
@@ -4611,10 +4614,10 @@ def manifest_facts(store):
     "queries", "candidates" (of those), "saved", "failures", "picks", "syntheses", "run" (run_facts, or None), "retry"
     (url keys), "dropped" ({(url, reason): times}), "dropped_now" (in the latest run), "notes"}."""
     from collections import Counter
-    runs = store.events("command = 'init'")
+    runs = store.ledger.events("command = 'init'")
     index, older = {e.get("run"): i for i, e in enumerate(runs, 1)}, max(0, len(runs) - RECENT_RUNS)
     listed = [e.get("run") for e in runs[older:]] if older else None
-    recent = store.events(f"run IN ({','.join('?' * len(listed))})", *listed) if listed else store.events()
+    recent = store.ledger.events(f"run IN ({','.join('?' * len(listed))})", *listed) if listed else store.ledger.events()
 
     def round_label(event):   # rounds restart in every run: run.round when the topic has several
         return f"{index.get(event.get('run'), 0)}.{event.get('round')}" if len(runs) > 1 else str(event.get("round"))
@@ -4624,7 +4627,7 @@ def manifest_facts(store):
     scrapes = store.ledger.scrapes(keys)
     latest = {url_key(e.get("url") or ""): e for e in scrapes}   # each URL's latest
     current = [os.path.basename(p) for p in store.refresh()[0].values()]
-    saved = saved_rows(store, store.numbers(current), reader_flags(store.events("command = 'note'")),
+    saved = saved_rows(store, store.numbers(current), reader_flags(store.ledger.events("command = 'note'")),
                        store.ledger.gone())
     by_key = {url_key(s["url"] or ""): s for s in saved}
     failures = [e for key, e in latest.items() if e.get("outcome") == "failed" and key not in by_key]
@@ -4644,7 +4647,7 @@ def manifest_facts(store):
             "policy_path": display_path(os.path.join(store.topic_dir, POLICY_FILE)),
             "preferred": store.ledger.preferred(),
             "saved": saved, "failures": failures, "picks": picks, "run": run, "retry": retry,
-            "syntheses": syntheses, "refreshed": refresh_facts(store.latest_refresh(),
+            "syntheses": syntheses, "refreshed": refresh_facts(store.ledger.latest_refresh(),
                                                                syntheses[-1]["file"] if syntheses else None),
             "notes": os.path.isfile(os.path.join(store.web_dir, "_notes.md"))}
 
@@ -4938,7 +4941,7 @@ def refresh_manifest(topic_dir, name):
     topic = os.path.relpath(real, root).replace(os.sep, "/")
     store = TopicStore(cfg, topic)
     files = synthesis_files(store.topic_dir, store.ledger.inits())
-    mine = synthesis_status(store.topic_dir, store.checks([name]), [f for f in files if f[0] == name])
+    mine = synthesis_status(store.topic_dir, store.ledger.checks([name]), [f for f in files if f[0] == name])
 
     def updated(block):   # the block without its end marker, as write_manifest gives it
         head, found, section = block.partition(SYNTHESES_HEADING)
@@ -4949,7 +4952,7 @@ def refresh_manifest(topic_dir, name):
             return head + found + "\n".join(lines)
         syntheses = synthesis_status(store.topic_dir, store.ledger.latest_checks(), files)
         return head + "\n" + "\n".join(render_syntheses(syntheses, refresh_facts(
-            store.latest_refresh(), syntheses[-1]["file"] if syntheses else None))) + "\n"
+            store.ledger.latest_refresh(), syntheses[-1]["file"] if syntheses else None))) + "\n"
     write_manifest(store, lambda block: updated(block) + MANIFEST_END)
 
 
