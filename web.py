@@ -1516,13 +1516,10 @@ class TopicStore:
         """(url key -> path of its current version, sha256 -> path) of every page on disk, listed again."""
         self.listed(again=True)
         if self._whole is None:
-            by_key, by_sha = {}, {}
-            for name, facts in sorted(self.pages().items()):
-                path, key = os.path.join(self.web_dir, name), facts["key"]
-                if key and (key not in by_key or current_first(name) < current_first(os.path.basename(by_key[key]))):
-                    by_key[key] = path
-                by_sha.setdefault(facts["sha256"], path)
-            self._whole = by_key, by_sha
+            pages, by_sha = self.pages(), {}
+            for name in sorted(pages):
+                by_sha.setdefault(pages[name]["sha256"], os.path.join(self.web_dir, name))
+            self._whole = self.current_of({facts["key"] for facts in pages.values() if facts["key"]}), by_sha
         return self._whole
 
     @property
