@@ -7314,6 +7314,7 @@ def int_in(low, high):
     return parse
 
 
+@functools.lru_cache(maxsize=1)   # one a process: a parser parses any number of argument lists
 def build_parser():
     import argparse
 
