@@ -1780,18 +1780,6 @@ class LedgerIndex:
         self.web_dir, self.path = web_dir, os.path.join(web_dir, "_ledger.jsonl")
         self.db = index_db(web_dir, LEDGER_INDEX, LEDGER_SCHEMA, LEDGER_TABLES)
 
-    @classmethod
-    def of(cls, events):
-        """An index of these events, in memory, with no ledger behind it."""
-        index = cls.__new__(cls)
-        index.path, index.db = None, open_index(":memory:", LEDGER_SCHEMA, LEDGER_TABLES)
-        with index.db:
-            index.db.execute("BEGIN")
-            for event in events:
-                index.add(json_text(event).rstrip("\n").encode("utf-8"))
-            index.renumber()
-        return index
-
     def sync(self):
         """Catch up with the ledger: nothing to read while its size and time are those indexed."""
         if self.path is None:
@@ -5395,24 +5383,21 @@ def uncommented(text):
 
 
 class SourceLookup:
-    """A topic's saved pages and corpus files: cite-check's only disk reads (given `files`, {rel: text}, none)."""
+    """A topic's saved pages and corpus files: cite-check's only disk reads."""
 
-    def __init__(self, topic_dir, files=None, events=None):
-        self.topic_dir, self.files = os.path.abspath(topic_dir), files
-        self.real = os.path.realpath(self.topic_dir) if files is None else self.topic_dir
-        web_dir = os.path.join(self.topic_dir, "web")
-        self.ledger = LedgerIndex(web_dir) if events is None else LedgerIndex.of(events)   # `events`: a ledger's
+    def __init__(self, topic_dir):
+        self.topic_dir = os.path.abspath(topic_dir)
+        self.real = os.path.realpath(self.topic_dir)
+        self.ledger = LedgerIndex(os.path.join(self.topic_dir, "web"))
         self._cache, self._tokens, self._numbers, self._flags, self._injected = {}, {}, {}, None, {}
         self._labels, self._unglued, self._pages = None, {}, None
 
     def web_files(self):
         """The saved page files (names), listed."""
-        if self.files is not None:
-            return sorted(p[4:] for p in self.files if p.startswith("web/"))
         return page_files(os.path.join(self.topic_dir, "web"))
 
     def exists(self, rel):
-        return rel in self.files if self.files is not None else os.path.lexists(os.path.join(self.topic_dir, rel))
+        return os.path.lexists(os.path.join(self.topic_dir, rel))
 
     def resolve(self, target):
         """(rel, problem): a page, a broken citation, or (None, None) for a link or an anchor that cites nothing."""
@@ -5420,15 +5405,11 @@ class SourceLookup:
         if re.match(r"[a-z][a-z0-9+.-]*:", target, re.I) or target.startswith("#"):
             return None, None
         target = unquote(target.split("#")[0].removeprefix("<").removesuffix(">"))   # <web/a.md>, web/a%2Dx.md
-        if self.files is not None:
-            rel = os.path.normpath(target).replace(os.sep, "/")
-            exists = rel in self.files
+        full = os.path.realpath(os.path.join(self.topic_dir, target))
+        if os.path.commonpath([self.real, full]) != self.real:
+            rel, exists = "..", False
         else:
-            full = os.path.realpath(os.path.join(self.topic_dir, target))
-            if os.path.commonpath([self.real, full]) != self.real:
-                rel, exists = "..", False
-            else:
-                rel, exists = os.path.relpath(full, self.real).replace(os.sep, "/"), os.path.isfile(full)
+            rel, exists = os.path.relpath(full, self.real).replace(os.sep, "/"), os.path.isfile(full)
         if rel == ".." or rel.startswith("../"):
             return None, ("outside-topic", "points outside the topic")
         if not exists:
@@ -5442,11 +5423,8 @@ class SourceLookup:
     def body(self, rel):
         """The cited text through PDF debris (read_text): a page's body below its header, or a corpus file."""
         if rel not in self._cache:
-            if self.files is not None:
-                content = self.files[rel]
-            else:
-                with open(os.path.join(self.topic_dir, rel), "rb") as handle:
-                    content = handle.read().decode("utf-8", "replace")
+            with open(os.path.join(self.topic_dir, rel), "rb") as handle:
+                content = handle.read().decode("utf-8", "replace")
             body = read_text(split_saved(content)[1] if rel.startswith("web/") else content)
             self._cache[rel] = (body, fold_text(body), page_numbers(body))
         return self._cache[rel][0]
@@ -5459,11 +5437,8 @@ class SourceLookup:
         if not ranges:
             return []
         if rel not in self._injected:
-            if self.files is not None:
-                lines = self.files[rel].split("\n")
-            else:
-                with open(os.path.join(self.topic_dir, rel), encoding="utf-8", errors="replace") as handle:
-                    lines = handle.read().split("\n")
+            with open(os.path.join(self.topic_dir, rel), encoding="utf-8", errors="replace") as handle:
+                lines = handle.read().split("\n")
             rest = "\n".join(line for i, line in enumerate(lines, 1) if not any(a <= i <= b for a, b in ranges))
             self._injected[rel] = ([(a, b, "\n".join(lines[max(0, a - 2):b + 1])) for a, b in ranges],
                                    page_tokens(split_saved(rest)[1]))
@@ -5475,9 +5450,7 @@ class SourceLookup:
 
     def header(self, rel):
         """The header fields of a saved page ("(none)" values count as missing)."""
-        if self.files is None:
-            return read_header(os.path.join(self.topic_dir, rel))
-        return {k: v for k, v in split_saved(self.files[rel])[0].items() if v and v != "(none)"}
+        return read_header(os.path.join(self.topic_dir, rel))
 
     def newer_version(self, rel):
         """The current version of a cited saved page when it is newer than `rel` (web/x.v2.md for web/x.md), else
@@ -5521,25 +5494,18 @@ class SourceLookup:
                 if known else None
         return self._numbers[rel[4:]]
 
-    def corpus_names(self):
-        return sorted(p for p in self.files if not p.startswith("web/")) if self.files is not None else \
-            corpus_files(self.topic_dir)
-
     def label_of(self, rel):
         """A page's citation label: its number, or a corpus file's (C1, C2 …, corpus_labels)."""
         if rel.startswith("web/"):
             number = self.number_of(rel)
             return str(number) if number else None
         if self._labels is None:
-            names = self.corpus_names()
+            names = corpus_files(self.topic_dir)
             self._labels = corpus_labels(self.ledger.events("command = 'corpus'"), names, self.sha)[0]
         return self._labels.get(rel)
 
     def sha(self, rel):
         """The sha256 of a file as it is now."""
-        if self.files is not None:
-            import hashlib
-            return hashlib.sha256(self.files[rel].encode("utf-8")).hexdigest()
         return file_sha256(os.path.join(self.topic_dir, rel))
 
     def pages(self):
@@ -5548,7 +5514,7 @@ class SourceLookup:
             names = self.web_files()
             numbers = citation_numbers(self.ledger, lambda: names)
             self._pages = [f"web/{n}" for n in sorted(names, key=lambda n: (numbers[n], page_version(n), n))] + \
-                self.corpus_names()
+                corpus_files(self.topic_dir)
         return self._pages
 
     def run_pages(self, run, saved=False):
@@ -6248,7 +6214,7 @@ def never_cited(lookup, run, links):
 
 def coverage_of(sentences, verdicts, counts, links, run_pages, lookup):
     """The coverage: sentences and those citing for themselves, quote and number verdicts, citations per source."""
-    per_source, corpus = dict.fromkeys(run_pages, 0), set(lookup.corpus_names())
+    per_source, corpus = dict.fromkeys(run_pages, 0), set(corpus_files(lookup.topic_dir))
     for link in links:
         if link.rel:
             per_source[link.rel] = per_source.get(link.rel, 0) + 1

@@ -1,7 +1,8 @@
 """cite-check rule by rule: for each rule a faithful and a fabricated synthesis that differ only in
-that point, against in-memory pages; then the report, the review list, the --table file and the ledger on disk."""
+that point, against pages in a temporary topic; then the report, the review list, the --table file and the ledger on disk."""
 
 import json
+import shutil
 
 import pytest
 
@@ -38,11 +39,23 @@ def synthesis(findings, answer=f"Reefs recover within two seasons {REEF1}.", rel
 
 
 def checker(folder, default_pages, default_events):
-    """A function: cite-check of a synthesis text against in-memory pages (the defaults), a CheckResult."""
+    """A function: cite-check of a synthesis text in `folder`, a topic holding these pages ({rel: text}) and a ledger
+    of these events (the defaults), in place of those of the call before; a CheckResult."""
+    written = []
+
     def check_(text, pages=default_pages, events=default_events):
+        for old in written:
+            old.unlink()
+        shutil.rmtree(folder / "web", ignore_errors=True)
+        written[:] = [folder / rel for rel in pages]
+        for rel, content in pages.items():
+            (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+            (folder / rel).write_bytes(content.encode("utf-8"))
+        (folder / "web").mkdir(exist_ok=True)
+        (folder / "web" / "_ledger.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events), "utf-8")
         path = folder / "reefs-synthesis.md"
         path.write_text(text, encoding="utf-8")
-        return web.cite_check(str(path), web.SourceLookup(str(folder), files=dict(pages), events=events))
+        return web.cite_check(str(path))
     return check_
 
 

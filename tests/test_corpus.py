@@ -126,7 +126,7 @@ def test_a_topic_from_before_labels_were_kept_keeps_its_file_name_order(run, md_
     topic = md_root / "t"
     for name in ("b.md", "a.md"):
         (topic / name).write_text(f"Text of {name}.\n", encoding="utf-8")
-    lookup = web.SourceLookup(str(topic), events=[])
+    lookup = web.SourceLookup(str(topic))
     assert (lookup.label_of("a.md"), lookup.label_of("b.md")) == ("C1", "C2")
 
 
